@@ -1,0 +1,28 @@
+// Timing and this machine's measured limits, for benchmarks and `opsnn bench`.
+#pragma once
+
+#include <cstddef>
+
+#include "opsnn/thread_pool.h"
+
+namespace opsnn {
+
+struct Timing {
+  double min_ms = 0, median_ms = 0;
+  int repeats = 0;
+};
+
+// Runs fn once to warm up, then at least `min_repeats` times and for at least
+// `min_seconds`; reports min and median.
+Timing time_it(FunctionRef<void()> fn, int min_repeats = 5, double min_seconds = 0.25);
+
+// Streaming copy of `bytes` (src -> dst, both pre-touched) with the current
+// thread count; GB/s counts bytes read + bytes written. Best of several runs.
+double measure_copy_gbps(size_t bytes = size_t{64} << 20);
+// Streaming read (sum) of `bytes`; GB/s of bytes read.
+double measure_read_gbps(size_t bytes = size_t{256} << 20);
+// f32 FMA throughput of the active ISA on the current thread count, GFLOP/s
+// (one FMA = 2 flops).
+double measure_fma_peak_gflops();
+
+}  // namespace opsnn

@@ -1,0 +1,36 @@
+// The precision checker: runs an op's case table against its float64
+// reference (what `opsnn check` and the tests use).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "opsnn/op.h"
+
+namespace opsnn {
+
+struct CaseResult {
+  std::string op, case_name, kernel;
+  DType dtype = DType::f32;
+  double max_abs_err = 0, max_rel_err = 0;
+  double worst_ratio = 0;  // max |err| / (atol + rtol |ref|); <= 1 passes
+  bool passed = false;
+  std::string message;  // why it failed (or threw)
+};
+
+struct CheckOptions {
+  DType dtype = DType::f32;
+  std::string kernel;        // empty: the one dispatch picks
+  bool determinism = false;  // also compare 1-thread vs N-thread outputs bit for bit
+  uint64_t seed = 1234;
+};
+
+std::vector<CaseResult> check_op(const std::string& op, const CheckOptions& options);
+
+// Inputs for a case: allocated (strided descs get a buffer spanning their
+// strides) and filled with seeded uniform values in the case's ranges.
+std::vector<Tensor> make_case_inputs(const CheckCase& c, DType dtype, uint64_t seed);
+// The case's input descs with float dtypes replaced by `dtype` (unless keep_dtypes).
+std::vector<TensorDesc> case_descs(const CheckCase& c, DType dtype);
+
+}  // namespace opsnn

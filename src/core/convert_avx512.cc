@@ -1,0 +1,11 @@
+#include "core/convert.h"
+#include "kernels/simd/vec_avx512.h"
+
+namespace opsnn::simd::avx512 {
+using detail::ConvertFns;
+#include "core/convert_impl.h"
+}  // namespace opsnn::simd::avx512
+
+namespace opsnn::detail {
+const ConvertFns& convert_fns_avx512() { return simd::avx512::kConvertFns; }
+}  // namespace opsnn::detail

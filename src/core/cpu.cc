@@ -1,0 +1,145 @@
+#include "opsnn/cpu.h"
+
+#include <cpuid.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "opsnn/error.h"
+#include "opsnn/log.h"
+
+namespace opsnn {
+namespace {
+
+uint64_t xgetbv0() {
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (uint64_t{edx} << 32) | eax;
+}
+
+size_t sysconf_or(int name, size_t fallback) {
+  long v = sysconf(name);
+  return v > 0 ? static_cast<size_t>(v) : fallback;
+}
+
+CpuInfo detect() {
+  CpuInfo c;
+  unsigned a, b, cx, d;
+  if (!__get_cpuid(0, &a, &b, &cx, &d)) return c;
+  const unsigned max_leaf = a;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &cx, 4);
+  c.vendor = vendor;
+
+  __get_cpuid(1, &a, &b, &cx, &d);
+  const bool osxsave = cx & (1u << 27);
+  const bool avx = cx & (1u << 28);
+  c.fma = cx & (1u << 12);
+  c.f16c = cx & (1u << 29);
+  const uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+  const bool os_avx = (xcr0 & 0x6) == 0x6;
+  const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;
+
+  if (max_leaf >= 7) {
+    __cpuid_count(7, 0, a, b, cx, d);
+    c.avx2 = avx && os_avx && (b & (1u << 5));
+    c.bmi2 = b & (1u << 8);
+    c.avx512f = os_avx512 && (b & (1u << 16));
+    c.avx512dq = c.avx512f && (b & (1u << 17));
+    c.avx512bw = c.avx512f && (b & (1u << 30));
+    c.avx512vl = c.avx512f && (b & (1u << 31));
+    c.avx512_vnni = c.avx512f && (cx & (1u << 11));
+    __cpuid_count(7, 1, a, b, cx, d);
+    c.avx_vnni = c.avx2 && (a & (1u << 4));
+    c.avx512_bf16 = c.avx512f && (a & (1u << 5));
+  }
+  c.fma = c.fma && os_avx;
+  c.f16c = c.f16c && os_avx;
+
+  char brand[49] = {};
+  unsigned ext_max = __get_cpuid_max(0x80000000u, nullptr);
+  if (ext_max >= 0x80000004u) {
+    for (unsigned i = 0; i < 3; ++i) {
+      __get_cpuid(0x80000002u + i, &a, &b, &cx, &d);
+      std::memcpy(brand + 16 * i, &a, 4);
+      std::memcpy(brand + 16 * i + 4, &b, 4);
+      std::memcpy(brand + 16 * i + 8, &cx, 4);
+      std::memcpy(brand + 16 * i + 12, &d, 4);
+    }
+  }
+  c.brand = brand;
+  c.l1d_bytes = sysconf_or(_SC_LEVEL1_DCACHE_SIZE, c.l1d_bytes);
+  c.l2_bytes = sysconf_or(_SC_LEVEL2_CACHE_SIZE, c.l2_bytes);
+  c.l3_bytes = sysconf_or(_SC_LEVEL3_CACHE_SIZE, c.l3_bytes);
+  cpu_set_t set;
+  c.logical_cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (c.logical_cores < 1) c.logical_cores = 1;
+  return c;
+}
+
+std::atomic<int>& isa_cap() {
+  static std::atomic<int> cap = [] {
+    const char* e = std::getenv("OPSNN_ISA");
+    if (!e || !*e) return static_cast<int>(Isa::avx512);
+    return static_cast<int>(isa_from_name(e));
+  }();
+  return cap;
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::scalar:
+      return "scalar";
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+Isa isa_from_name(const std::string& name) {
+  if (name == "scalar") return Isa::scalar;
+  if (name == "avx2") return Isa::avx2;
+  if (name == "avx512") return Isa::avx512;
+  throw Error("cpu", "OPSNN_ISA", "one of scalar|avx2|avx512", "'" + name + "'");
+}
+
+Isa CpuInfo::best_isa() const {
+  if (avx512f && avx512bw && avx512vl && avx512dq && fma && f16c && avx2) return Isa::avx512;
+  if (avx2 && fma && f16c) return Isa::avx2;
+  return Isa::scalar;
+}
+
+const CpuInfo& cpu_info() {
+  static const CpuInfo info = detect();
+  return info;
+}
+
+Isa active_isa() {
+  const Isa hw = cpu_info().best_isa();
+  const Isa cap = static_cast<Isa>(isa_cap().load(std::memory_order_relaxed));
+  if (cap > hw) {
+    log_once(LogLevel::warn, "isa-cap",
+             std::string("OPSNN_ISA=") + isa_name(cap) + " is more than this CPU has; using " +
+                 isa_name(hw));
+    return hw;
+  }
+  return cap;
+}
+
+void set_isa_cap(Isa cap) { isa_cap().store(static_cast<int>(cap)); }
+
+bool has_avx512_bf16() { return active_isa() == Isa::avx512 && cpu_info().avx512_bf16; }
+bool has_avx512_vnni() { return active_isa() == Isa::avx512 && cpu_info().avx512_vnni; }
+bool has_avx_vnni() { return active_isa() >= Isa::avx2 && cpu_info().avx_vnni; }
+
+}  // namespace opsnn

@@ -1,0 +1,159 @@
+#include "opsnn/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "opsnn/cpu.h"
+#include "opsnn/error.h"
+
+namespace opsnn {
+namespace {
+
+// Workers wait on a generation counter. A job is split statically: thread t
+// of T runs chunks [t*C/T, (t+1)*C/T) of the C grain-sized chunks, so the
+// split is cheap (no per-chunk atomics) and the chunk boundaries never depend on T.
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool pool;
+    return pool;
+  }
+
+  int threads() const { return threads_; }
+
+  void set_threads(int n) {
+    if (n < 1) throw Error("thread_pool", "num_threads", ">= 1", std::to_string(n));
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    stop_workers();
+    threads_ = n;
+    start_workers();
+  }
+
+  void run(int64_t parts, FunctionRef<void(int64_t)> fn) {
+    if (parts <= 1 || threads_ == 1 || in_worker_) {
+      for (int64_t p = 0; p < parts; ++p) fn(p);
+      return;
+    }
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    job_ = &fn;
+    parts_ = parts;
+    next_.store(0, std::memory_order_relaxed);
+    pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    cv_.notify_all();
+    work();
+    // Wait for workers to finish this generation (spin briefly, then yield).
+    for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+      if (spins > 2000) std::this_thread::yield();
+    }
+    job_ = nullptr;
+  }
+
+ private:
+  Pool() {
+    int n = cpu_info().logical_cores;
+    if (const char* e = std::getenv("OPSNN_NUM_THREADS")) {
+      int v = std::atoi(e);
+      if (v < 1)
+        throw Error("thread_pool", "OPSNN_NUM_THREADS", "an integer >= 1", std::string("'") + e + "'");
+      n = v;
+    }
+    threads_ = n;
+    start_workers();
+  }
+  ~Pool() { stop_workers(); }
+
+  void work() {
+    const FunctionRef<void(int64_t)>& fn = *job_;
+    for (;;) {
+      int64_t p = next_.fetch_add(1, std::memory_order_relaxed);
+      if (p >= parts_) break;
+      fn(p);
+    }
+  }
+
+  // `seen` is read before the thread starts: a job posted while the thread is
+  // still starting up must not be missed.
+  void worker_loop(uint64_t seen) {
+    in_worker_ = true;
+    for (;;) {
+      int spins = 0;
+      while (generation_.load(std::memory_order_acquire) == seen && !stop_) {
+        if (++spins < 20000) continue;
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen || stop_; });
+      }
+      if (stop_) return;
+      seen = generation_.load(std::memory_order_acquire);
+      work();
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+
+  void start_workers() {
+    stop_ = false;
+    const uint64_t g = generation_.load(std::memory_order_acquire);
+    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, g] { worker_loop(g); });
+  }
+
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
+  int threads_ = 1;
+  std::vector<std::thread> workers_;
+  std::mutex run_mu_, mu_;
+  std::condition_variable cv_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int64_t> next_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  const FunctionRef<void(int64_t)>* job_ = nullptr;
+  int64_t parts_ = 0;
+  static thread_local bool in_worker_;
+};
+
+thread_local bool Pool::in_worker_ = false;
+
+}  // namespace
+
+int num_threads() { return Pool::get().threads(); }
+void set_num_threads(int n) { Pool::get().set_threads(n); }
+
+void parallel_tasks(int64_t ntasks, FunctionRef<void(int64_t)> fn) {
+  if (ntasks <= 0) return;
+  Pool::get().run(ntasks, fn);
+}
+
+void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t chunks = (n + grain - 1) / grain;
+  const int64_t parts = std::min<int64_t>(chunks, num_threads());
+  if (parts <= 1) {
+    fn(0, n);
+    return;
+  }
+  parallel_tasks(parts, [&](int64_t t) {
+    const int64_t c0 = t * chunks / parts, c1 = (t + 1) * chunks / parts;
+    const int64_t b = c0 * grain, e = std::min(n, c1 * grain);
+    if (b < e) fn(b, e);
+  });
+}
+
+}  // namespace opsnn

@@ -1,0 +1,160 @@
+// 8 x f32 lanes on AVX2 + FMA + F16C. Include only from *_avx2.cc files.
+// Same names as vec_avx512.h / vec_scalar.h.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "opsnn/dtype.h"
+
+namespace opsnn::simd::avx2 {
+
+inline constexpr int kLanes = 8;
+inline constexpr const char* kIsaName = "avx2";
+
+struct Vf {
+  __m256 v;
+};
+struct Vi {
+  __m256i v;
+};
+struct Mask {
+  __m256 m;  // all-ones lanes where true
+};
+
+inline Vf zero() { return {_mm256_setzero_ps()}; }
+inline Vf set1(float x) { return {_mm256_set1_ps(x)}; }
+inline Vi set1i(int32_t x) { return {_mm256_set1_epi32(x)}; }
+inline __m256i tail_mask(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+inline Vf load(const float* p) { return {_mm256_loadu_ps(p)}; }
+inline void store(float* p, Vf a) { _mm256_storeu_ps(p, a.v); }
+inline void stream(float* p, Vf a) { _mm256_stream_ps(p, a.v); }
+inline Vf load_n(const float* p, int n) { return {_mm256_maskload_ps(p, tail_mask(n))}; }
+inline void store_n(float* p, Vf a, int n) { _mm256_maskstore_ps(p, tail_mask(n), a.v); }
+
+inline Vf cvt_bf16(__m128i h) {
+  return {_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))};
+}
+inline __m128i to_bf16(Vf a) {  // round to nearest even, NaN kept quiet
+  __m256i u = _mm256_castps_si256(a.v);
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+  __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q));
+  r = _mm256_blendv_epi8(r, _mm256_or_si256(u, _mm256_set1_epi32(0x00400000)), nan);
+  r = _mm256_srli_epi32(r, 16);
+  __m128i lo = _mm256_castsi256_si128(r), hi = _mm256_extracti128_si256(r, 1);
+  return _mm_packus_epi32(lo, hi);
+}
+inline Vf load(const bf16* p) { return cvt_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline Vf load_n(const bf16* p, int n) {
+  alignas(16) uint16_t buf[8] = {};
+  std::memcpy(buf, p, sizeof(uint16_t) * n);
+  return cvt_bf16(_mm_load_si128(reinterpret_cast<const __m128i*>(buf)));
+}
+inline void store(bf16* p, Vf a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), to_bf16(a)); }
+inline void store_n(bf16* p, Vf a, int n) {
+  alignas(16) uint16_t buf[8];
+  _mm_store_si128(reinterpret_cast<__m128i*>(buf), to_bf16(a));
+  std::memcpy(p, buf, sizeof(uint16_t) * n);
+}
+
+inline Vf load(const f16* p) {
+  return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))};
+}
+inline Vf load_n(const f16* p, int n) {
+  alignas(16) uint16_t buf[8] = {};
+  std::memcpy(buf, p, sizeof(uint16_t) * n);
+  return {_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(buf)))};
+}
+inline void store(f16* p, Vf a) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                   _mm256_cvtps_ph(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+inline void store_n(f16* p, Vf a, int n) {
+  alignas(16) uint16_t buf[8];
+  _mm_store_si128(reinterpret_cast<__m128i*>(buf),
+                  _mm256_cvtps_ph(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  std::memcpy(p, buf, sizeof(uint16_t) * n);
+}
+
+inline Vf operator+(Vf a, Vf b) { return {_mm256_add_ps(a.v, b.v)}; }
+inline Vf operator-(Vf a, Vf b) { return {_mm256_sub_ps(a.v, b.v)}; }
+inline Vf operator*(Vf a, Vf b) { return {_mm256_mul_ps(a.v, b.v)}; }
+inline Vf operator/(Vf a, Vf b) { return {_mm256_div_ps(a.v, b.v)}; }
+inline Vf operator-(Vf a) { return {_mm256_xor_ps(a.v, _mm256_set1_ps(-0.0f))}; }
+inline Vf fma(Vf a, Vf b, Vf c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
+inline Vf fnma(Vf a, Vf b, Vf c) { return {_mm256_fnmadd_ps(a.v, b.v, c.v)}; }
+inline Vf min(Vf a, Vf b) { return {_mm256_min_ps(a.v, b.v)}; }
+inline Vf max(Vf a, Vf b) { return {_mm256_max_ps(a.v, b.v)}; }
+inline Vf abs(Vf a) { return {_mm256_andnot_ps(_mm256_set1_ps(-0.0f), a.v)}; }
+inline Vf sqrt(Vf a) { return {_mm256_sqrt_ps(a.v)}; }
+inline Vf floor(Vf a) { return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)}; }
+inline Vf round(Vf a) { return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)}; }
+inline Vf copysign(Vf mag, Vf sign) {
+  const __m256 s = _mm256_set1_ps(-0.0f);
+  return {_mm256_or_ps(_mm256_andnot_ps(s, mag.v), _mm256_and_ps(s, sign.v))};
+}
+
+inline Mask operator<(Vf a, Vf b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ)}; }
+inline Mask operator<=(Vf a, Vf b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_LE_OQ)}; }
+inline Mask operator>(Vf a, Vf b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_GT_OQ)}; }
+inline Mask operator>=(Vf a, Vf b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_GE_OQ)}; }
+inline Mask operator==(Vf a, Vf b) { return {_mm256_cmp_ps(a.v, b.v, _CMP_EQ_OQ)}; }
+inline Mask isnan(Vf a) { return {_mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q)}; }
+inline Mask operator&(Mask a, Mask b) { return {_mm256_and_ps(a.m, b.m)}; }
+inline Mask operator|(Mask a, Mask b) { return {_mm256_or_ps(a.m, b.m)}; }
+inline bool any(Mask a) { return _mm256_movemask_ps(a.m) != 0; }
+inline Vf select(Mask m, Vf if_true, Vf if_false) {
+  return {_mm256_blendv_ps(if_false.v, if_true.v, m.m)};
+}
+
+inline Vi cvt_round(Vf a) { return {_mm256_cvtps_epi32(a.v)}; }
+inline Vi cvt_trunc(Vf a) { return {_mm256_cvttps_epi32(a.v)}; }
+inline Vf cvt_f32(Vi a) { return {_mm256_cvtepi32_ps(a.v)}; }
+inline Vi bits(Vf a) { return {_mm256_castps_si256(a.v)}; }
+inline Vf from_bits(Vi a) { return {_mm256_castsi256_ps(a.v)}; }
+inline Vi operator+(Vi a, Vi b) { return {_mm256_add_epi32(a.v, b.v)}; }
+inline Vi operator-(Vi a, Vi b) { return {_mm256_sub_epi32(a.v, b.v)}; }
+inline Vi operator&(Vi a, Vi b) { return {_mm256_and_si256(a.v, b.v)}; }
+inline Vi operator|(Vi a, Vi b) { return {_mm256_or_si256(a.v, b.v)}; }
+template <int k>
+inline Vi shl(Vi a) {
+  return {_mm256_slli_epi32(a.v, k)};
+}
+template <int k>
+inline Vi shr_arith(Vi a) {
+  return {_mm256_srai_epi32(a.v, k)};
+}
+template <int k>
+inline Vi shr_logic(Vi a) {
+  return {_mm256_srli_epi32(a.v, k)};
+}
+
+inline float reduce_add(Vf a) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+inline float reduce_max(Vf a) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+inline float reduce_min(Vf a) {
+  __m128 s = _mm_min_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
+  s = _mm_min_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_min_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+inline float first(Vf a) { return _mm256_cvtss_f32(a.v); }
+
+#include "kernels/simd/vmath_body.inc"
+
+}  // namespace opsnn::simd::avx2

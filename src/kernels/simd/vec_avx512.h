@@ -1,0 +1,137 @@
+// 16 x f32 lanes on AVX-512 (F/BW/VL/DQ). Include only from *_avx512.cc files.
+// The same names exist in vec_avx2.h and vec_scalar.h, so kernels written
+// once (the *_impl.h files) compile for every ISA.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "opsnn/dtype.h"
+
+namespace opsnn::simd::avx512 {
+
+inline constexpr int kLanes = 16;
+inline constexpr const char* kIsaName = "avx512";
+
+struct Vf {
+  __m512 v;
+};
+struct Vi {
+  __m512i v;
+};
+struct Mask {
+  __mmask16 m;
+};
+
+inline Vf zero() { return {_mm512_setzero_ps()}; }
+inline Vf set1(float x) { return {_mm512_set1_ps(x)}; }
+inline Vi set1i(int32_t x) { return {_mm512_set1_epi32(x)}; }
+inline __mmask16 tail_mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
+
+inline Vf load(const float* p) { return {_mm512_loadu_ps(p)}; }
+inline void store(float* p, Vf a) { _mm512_storeu_ps(p, a.v); }
+// Non-temporal store for large outputs that will not be read soon; p 64-byte aligned.
+inline void stream(float* p, Vf a) { _mm512_stream_ps(p, a.v); }
+inline Vf load_n(const float* p, int n) { return {_mm512_maskz_loadu_ps(tail_mask(n), p)}; }
+inline void store_n(float* p, Vf a, int n) { _mm512_mask_storeu_ps(p, tail_mask(n), a.v); }
+
+inline Vf cvt_bf16(__m256i h) {
+  return {_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))};
+}
+inline __m256i to_bf16(Vf a) {  // round to nearest even, NaN kept quiet
+  __m512i u = _mm512_castps_si512(a.v);
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+  __mmask16 nan = _mm512_cmp_ps_mask(a.v, a.v, _CMP_UNORD_Q);
+  r = _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+inline Vf load(const bf16* p) {
+  return cvt_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline Vf load_n(const bf16* p, int n) {
+  return cvt_bf16(_mm256_maskz_loadu_epi16(tail_mask(n), p));
+}
+inline void store(bf16* p, Vf a) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), to_bf16(a)); }
+inline void store_n(bf16* p, Vf a, int n) { _mm256_mask_storeu_epi16(p, tail_mask(n), to_bf16(a)); }
+
+inline Vf load(const f16* p) {
+  return {_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
+}
+inline Vf load_n(const f16* p, int n) {
+  return {_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(tail_mask(n), p))};
+}
+inline void store(f16* p, Vf a) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                      _mm512_cvtps_ph(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+inline void store_n(f16* p, Vf a, int n) {
+  _mm256_mask_storeu_epi16(p, tail_mask(n),
+                           _mm512_cvtps_ph(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+inline Vf operator+(Vf a, Vf b) { return {_mm512_add_ps(a.v, b.v)}; }
+inline Vf operator-(Vf a, Vf b) { return {_mm512_sub_ps(a.v, b.v)}; }
+inline Vf operator*(Vf a, Vf b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline Vf operator/(Vf a, Vf b) { return {_mm512_div_ps(a.v, b.v)}; }
+inline Vf operator-(Vf a) { return {_mm512_xor_ps(a.v, _mm512_set1_ps(-0.0f))}; }
+inline Vf fma(Vf a, Vf b, Vf c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }   // a*b+c
+inline Vf fnma(Vf a, Vf b, Vf c) { return {_mm512_fnmadd_ps(a.v, b.v, c.v)}; }  // c-a*b
+inline Vf min(Vf a, Vf b) { return {_mm512_min_ps(a.v, b.v)}; }
+inline Vf max(Vf a, Vf b) { return {_mm512_max_ps(a.v, b.v)}; }
+inline Vf abs(Vf a) { return {_mm512_abs_ps(a.v)}; }
+inline Vf sqrt(Vf a) { return {_mm512_sqrt_ps(a.v)}; }
+inline Vf floor(Vf a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)}; }
+inline Vf round(Vf a) {  // to nearest even
+  return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
+}
+inline Vf copysign(Vf mag, Vf sign) {
+  const __m512 s = _mm512_set1_ps(-0.0f);
+  return {_mm512_or_ps(_mm512_andnot_ps(s, mag.v), _mm512_and_ps(s, sign.v))};
+}
+
+inline Mask operator<(Vf a, Vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ)}; }
+inline Mask operator<=(Vf a, Vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LE_OQ)}; }
+inline Mask operator>(Vf a, Vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ)}; }
+inline Mask operator>=(Vf a, Vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GE_OQ)}; }
+inline Mask operator==(Vf a, Vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ)}; }
+inline Mask isnan(Vf a) { return {_mm512_cmp_ps_mask(a.v, a.v, _CMP_UNORD_Q)}; }
+inline Mask operator&(Mask a, Mask b) { return {static_cast<__mmask16>(a.m & b.m)}; }
+inline Mask operator|(Mask a, Mask b) { return {static_cast<__mmask16>(a.m | b.m)}; }
+inline bool any(Mask a) { return a.m != 0; }
+inline Vf select(Mask m, Vf if_true, Vf if_false) {
+  return {_mm512_mask_blend_ps(m.m, if_false.v, if_true.v)};
+}
+
+// Integer lanes, for exponent manipulation in the vector math.
+inline Vi cvt_round(Vf a) { return {_mm512_cvtps_epi32(a.v)}; }  // nearest even
+inline Vi cvt_trunc(Vf a) { return {_mm512_cvttps_epi32(a.v)}; }
+inline Vf cvt_f32(Vi a) { return {_mm512_cvtepi32_ps(a.v)}; }
+inline Vi bits(Vf a) { return {_mm512_castps_si512(a.v)}; }
+inline Vf from_bits(Vi a) { return {_mm512_castsi512_ps(a.v)}; }
+inline Vi operator+(Vi a, Vi b) { return {_mm512_add_epi32(a.v, b.v)}; }
+inline Vi operator-(Vi a, Vi b) { return {_mm512_sub_epi32(a.v, b.v)}; }
+inline Vi operator&(Vi a, Vi b) { return {_mm512_and_si512(a.v, b.v)}; }
+inline Vi operator|(Vi a, Vi b) { return {_mm512_or_si512(a.v, b.v)}; }
+template <int k>
+inline Vi shl(Vi a) {
+  return {_mm512_slli_epi32(a.v, k)};
+}
+template <int k>
+inline Vi shr_arith(Vi a) {
+  return {_mm512_srai_epi32(a.v, k)};
+}
+template <int k>
+inline Vi shr_logic(Vi a) {
+  return {_mm512_srli_epi32(a.v, k)};
+}
+
+inline float reduce_add(Vf a) { return _mm512_reduce_add_ps(a.v); }
+inline float reduce_max(Vf a) { return _mm512_reduce_max_ps(a.v); }
+inline float reduce_min(Vf a) { return _mm512_reduce_min_ps(a.v); }
+inline float first(Vf a) { return _mm512_cvtss_f32(a.v); }
+
+#include "kernels/simd/vmath_body.inc"
+
+}  // namespace opsnn::simd::avx512

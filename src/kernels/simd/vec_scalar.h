@@ -1,0 +1,118 @@
+// One f32 lane in portable C++: the scalar path with the same names as
+// vec_avx2.h / vec_avx512.h, so kernels written once also build without SIMD.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "opsnn/dtype.h"
+
+namespace opsnn::simd::scalar {
+
+inline constexpr int kLanes = 1;
+inline constexpr const char* kIsaName = "scalar";
+
+struct Vf {
+  float v;
+};
+struct Vi {
+  int32_t v;
+};
+struct Mask {
+  bool m;
+};
+
+inline Vf zero() { return {0.0f}; }
+inline Vf set1(float x) { return {x}; }
+inline Vi set1i(int32_t x) { return {x}; }
+
+inline Vf load(const float* p) { return {*p}; }
+inline void store(float* p, Vf a) { *p = a.v; }
+inline void stream(float* p, Vf a) { *p = a.v; }
+inline Vf load_n(const float* p, int n) { return {n > 0 ? *p : 0.0f}; }
+inline void store_n(float* p, Vf a, int n) {
+  if (n > 0) *p = a.v;
+}
+inline Vf load(const bf16* p) { return {bf16_bits_to_f32(p->bits)}; }
+inline Vf load_n(const bf16* p, int n) { return {n > 0 ? bf16_bits_to_f32(p->bits) : 0.0f}; }
+inline void store(bf16* p, Vf a) { p->bits = f32_to_bf16_bits(a.v); }
+inline void store_n(bf16* p, Vf a, int n) {
+  if (n > 0) store(p, a);
+}
+inline Vf load(const f16* p) { return {f16_bits_to_f32(p->bits)}; }
+inline Vf load_n(const f16* p, int n) { return {n > 0 ? f16_bits_to_f32(p->bits) : 0.0f}; }
+inline void store(f16* p, Vf a) { p->bits = f32_to_f16_bits(a.v); }
+inline void store_n(f16* p, Vf a, int n) {
+  if (n > 0) store(p, a);
+}
+
+inline Vf operator+(Vf a, Vf b) { return {a.v + b.v}; }
+inline Vf operator-(Vf a, Vf b) { return {a.v - b.v}; }
+inline Vf operator*(Vf a, Vf b) { return {a.v * b.v}; }
+inline Vf operator/(Vf a, Vf b) { return {a.v / b.v}; }
+inline Vf operator-(Vf a) { return {-a.v}; }
+inline Vf fma(Vf a, Vf b, Vf c) { return {std::fma(a.v, b.v, c.v)}; }
+inline Vf fnma(Vf a, Vf b, Vf c) { return {std::fma(-a.v, b.v, c.v)}; }
+// Same NaN rule as minps/maxps: the second operand when either is NaN.
+inline Vf min(Vf a, Vf b) { return {a.v < b.v ? a.v : b.v}; }
+inline Vf max(Vf a, Vf b) { return {a.v > b.v ? a.v : b.v}; }
+inline Vf abs(Vf a) { return {std::fabs(a.v)}; }
+inline Vf sqrt(Vf a) { return {std::sqrt(a.v)}; }
+inline Vf floor(Vf a) { return {std::floor(a.v)}; }
+inline Vf round(Vf a) { return {std::nearbyint(a.v)}; }
+inline Vf copysign(Vf mag, Vf sign) { return {std::copysign(mag.v, sign.v)}; }
+
+inline Mask operator<(Vf a, Vf b) { return {a.v < b.v}; }
+inline Mask operator<=(Vf a, Vf b) { return {a.v <= b.v}; }
+inline Mask operator>(Vf a, Vf b) { return {a.v > b.v}; }
+inline Mask operator>=(Vf a, Vf b) { return {a.v >= b.v}; }
+inline Mask operator==(Vf a, Vf b) { return {a.v == b.v}; }
+inline Mask isnan(Vf a) { return {a.v != a.v}; }
+inline Mask operator&(Mask a, Mask b) { return {a.m && b.m}; }
+inline Mask operator|(Mask a, Mask b) { return {a.m || b.m}; }
+inline bool any(Mask a) { return a.m; }
+inline Vf select(Mask m, Vf if_true, Vf if_false) { return m.m ? if_true : if_false; }
+
+inline Vi cvt_round(Vf a) { return {static_cast<int32_t>(std::nearbyint(a.v))}; }
+inline Vi cvt_trunc(Vf a) { return {static_cast<int32_t>(a.v)}; }
+inline Vf cvt_f32(Vi a) { return {static_cast<float>(a.v)}; }
+inline Vi bits(Vf a) {
+  Vi r;
+  std::memcpy(&r.v, &a.v, 4);
+  return r;
+}
+inline Vf from_bits(Vi a) {
+  Vf r;
+  std::memcpy(&r.v, &a.v, 4);
+  return r;
+}
+inline Vi operator+(Vi a, Vi b) {
+  return {static_cast<int32_t>(static_cast<uint32_t>(a.v) + static_cast<uint32_t>(b.v))};
+}
+inline Vi operator-(Vi a, Vi b) {
+  return {static_cast<int32_t>(static_cast<uint32_t>(a.v) - static_cast<uint32_t>(b.v))};
+}
+inline Vi operator&(Vi a, Vi b) { return {a.v & b.v}; }
+inline Vi operator|(Vi a, Vi b) { return {a.v | b.v}; }
+template <int k>
+inline Vi shl(Vi a) {
+  return {static_cast<int32_t>(static_cast<uint32_t>(a.v) << k)};
+}
+template <int k>
+inline Vi shr_arith(Vi a) {
+  return {a.v >> k};
+}
+template <int k>
+inline Vi shr_logic(Vi a) {
+  return {static_cast<int32_t>(static_cast<uint32_t>(a.v) >> k)};
+}
+
+inline float reduce_add(Vf a) { return a.v; }
+inline float reduce_max(Vf a) { return a.v; }
+inline float reduce_min(Vf a) { return a.v; }
+inline float first(Vf a) { return a.v; }
+
+#include "kernels/simd/vmath_body.inc"
+
+}  // namespace opsnn::simd::scalar

@@ -1,0 +1,11 @@
+#include "ops/builtin_ops.h"
+
+#include "opsnn/op.h"
+
+namespace opsnn {
+
+void register_builtin_ops(Registry& r) {
+  register_unary_ops(r);
+}
+
+}  // namespace opsnn

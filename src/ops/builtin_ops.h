@@ -1,0 +1,10 @@
+// Registration of every built-in op family. Each family's .cc defines its
+// register_*_ops function; builtin_ops.cc calls them in order.
+#pragma once
+
+namespace opsnn {
+class Registry;
+void register_builtin_ops(Registry& r);
+
+void register_unary_ops(Registry& r);
+}  // namespace opsnn

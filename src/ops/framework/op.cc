@@ -1,0 +1,262 @@
+#include <cstring>
+#include <string>
+
+#include "opsnn/error.h"
+#include "opsnn/log.h"
+#include "opsnn/memory.h"
+#include "opsnn/op.h"
+
+namespace opsnn {
+
+const std::string& OpCall::op() const { return schema->name; }
+
+void OpCall::fail(const std::string& arg, const std::string& expected, const std::string& got) const {
+  throw Error(op(), arg, expected, got);
+}
+
+int64_t OpCall::axis(const std::string& arg, int64_t a, int64_t rank) const {
+  const int64_t lo = rank > 0 ? -rank : -1, hi = rank > 0 ? rank : 1;
+  if (a < lo || a >= hi)
+    fail(arg, "an axis in [" + std::to_string(lo) + ", " + std::to_string(hi) + ")",
+         std::to_string(a));
+  return a < 0 ? a + (rank > 0 ? rank : 1) : a;
+}
+
+namespace {
+
+bool attr_matches(AttrType t, const AttrValue& v) {
+  switch (t) {
+    case AttrType::i64:
+      return std::holds_alternative<int64_t>(v);
+    case AttrType::f64:
+      return std::holds_alternative<double>(v) || std::holds_alternative<int64_t>(v);
+    case AttrType::str:
+      return std::holds_alternative<std::string>(v);
+    case AttrType::i64s:
+      return std::holds_alternative<std::vector<int64_t>>(v);
+    case AttrType::f64s:
+      return std::holds_alternative<std::vector<double>>(v) ||
+             std::holds_alternative<std::vector<int64_t>>(v);
+  }
+  return false;
+}
+
+}  // namespace
+
+OpCall make_call(const OpSchema& schema, std::vector<TensorDesc> inputs, const Attrs& attrs) {
+  OpCall call;
+  call.schema = &schema;
+  const size_t nspec = schema.inputs.size();
+  const bool variadic = nspec && schema.inputs.back().variadic;
+  size_t required = 0;
+  for (const ArgSpec& a : schema.inputs)
+    if (!a.optional && !a.variadic) ++required;
+  std::vector<bool> present(inputs.size(), true);
+  for (size_t i = 0; i < inputs.size(); ++i) present[i] = !inputs[i].absent;
+  // Trailing optional inputs may be omitted.
+  if (inputs.size() < required || (!variadic && inputs.size() > nspec)) {
+    std::string expected = variadic ? "at least " + std::to_string(required)
+                                    : (required == nspec ? std::to_string(nspec)
+                                                         : std::to_string(required) + " to " +
+                                                               std::to_string(nspec));
+    throw Error(schema.name, "inputs", expected + " inputs", std::to_string(inputs.size()));
+  }
+  while (!variadic && inputs.size() < nspec) {
+    inputs.push_back(TensorDesc::none());
+    present.push_back(false);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ArgSpec& spec = schema.inputs[std::min(i, nspec - 1)];
+    if (!present[i] && !spec.optional)
+      throw Error(schema.name, "input '" + spec.name + "'", "a tensor", "none");
+    if (present[i]) (void)inputs[i].numel();  // rejects negative dims / overflow
+  }
+  call.inputs = std::move(inputs);
+  call.present = std::move(present);
+
+  for (const auto& [name, value] : attrs.values()) {
+    const AttrSpec* spec = nullptr;
+    for (const AttrSpec& a : schema.attrs)
+      if (a.name == name) spec = &a;
+    if (!spec) {
+      std::string known;
+      for (const AttrSpec& a : schema.attrs) known += (known.empty() ? "" : ", ") + a.name;
+      throw Error(schema.name, "attribute '" + name + "'",
+                  known.empty() ? "no attributes" : "one of: " + known, "'" + name + "'");
+    }
+    if (!attr_matches(spec->type, value))
+      throw Error(schema.name, "attribute '" + name + "'", std::string("a value of type ") + attr_type_name(spec->type),
+                  "another type");
+    call.attrs.set(name, value);
+  }
+  for (const AttrSpec& a : schema.attrs) {
+    if (call.attrs.has(a.name)) continue;
+    if (!a.default_value)
+      throw Error(schema.name, "attribute '" + a.name + "'", "a value (required)", "none");
+    call.attrs.set(a.name, *a.default_value);
+  }
+  call.outputs = schema.infer(call);
+  for (const TensorDesc& o : call.outputs) (void)o.numel();
+  return call;
+}
+
+Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs& attrs,
+              const std::string& force_kernel) {
+  const Registry& reg = Registry::global();
+  const OpSchema& schema = reg.schema(op);
+  Op result;
+  result.call_ = std::make_shared<OpCall>(make_call(schema, std::move(inputs), attrs));
+  const OpCall& call = *result.call_;
+  const Isa isa = active_isa();
+  std::string declined;
+  for (const KernelDesc& k : reg.kernels(op)) {
+    if (!force_kernel.empty() && k.name != force_kernel) continue;
+    std::string why;
+    if (k.isa > isa) {
+      why = std::string("needs ") + isa_name(k.isa) + ", active ISA is " + isa_name(isa);
+    } else if (k.cpu_ok && !k.cpu_ok()) {
+      why = "CPU lacks a feature it needs";
+    } else if (auto inst = k.create(call, &why)) {
+      result.kernel_ = std::move(inst);
+      result.kernel_name_ = k.name;
+      size_t off = 0;
+      result.pack_offsets_.assign(call.inputs.size(), SIZE_MAX);
+      if (k.contiguous_inputs) {
+        for (size_t i = 0; i < call.inputs.size(); ++i) {
+          if (!call.has_input(i) || call.inputs[i].is_contiguous()) continue;
+          result.pack_offsets_[i] = off;
+          const size_t bytes = static_cast<size_t>(call.inputs[i].numel()) * dtype_size(call.inputs[i].dtype);
+          off += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+        }
+      }
+      result.kernel_ws_offset_ = off;
+      result.workspace_ = off + result.kernel_->workspace_bytes();
+      break;
+    }
+    declined += "; " + k.name + " declined: " + (why.empty() ? "no reason given" : why);
+  }
+  if (!result.kernel_) {
+    if (!force_kernel.empty() && declined.empty())
+      throw Error(op, "kernel", "a kernel registered for this op", "'" + force_kernel + "'");
+    throw Error(op, "inputs", "a case some kernel accepts", declined.empty() ? "no kernels" : declined.substr(2));
+  }
+  if (log_level() >= LogLevel::info) {
+    std::string sig = op + "(";
+    for (size_t i = 0; i < call.inputs.size(); ++i)
+      sig += (i ? ", " : "") + (call.has_input(i) ? call.inputs[i].str() : std::string("none"));
+    sig += ")" + (call.attrs.values().empty() ? std::string() : " {" + call.attrs.str() + "}");
+    log_once(LogLevel::info, sig + result.kernel_name_,
+             sig + " -> " + result.kernel_name_ + (declined.empty() ? "" : " (" + declined.substr(2) + ")"));
+  }
+  return result;
+}
+
+Op Op::create(const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+              const std::string& force_kernel) {
+  std::vector<TensorDesc> descs;
+  descs.reserve(inputs.size());
+  for (const Tensor& t : inputs) descs.push_back(t.defined() ? t.desc() : TensorDesc::none());
+  return create(op, std::move(descs), attrs, force_kernel);
+}
+
+void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* workspace) const {
+  const OpCall& call = *call_;
+  const std::string& name = call.op();
+  if (inputs.size() != call.inputs.size() && !(inputs.size() < call.inputs.size() && [&] {
+        for (size_t i = inputs.size(); i < call.inputs.size(); ++i)
+          if (call.has_input(i)) return false;
+        return true;
+      }()))
+    throw Error(name, "inputs", std::to_string(call.inputs.size()) + " tensors", std::to_string(inputs.size()));
+  if (outputs.size() != call.outputs.size())
+    throw Error(name, "outputs", std::to_string(call.outputs.size()) + " tensors", std::to_string(outputs.size()));
+  if (workspace_ && !workspace)
+    throw Error(name, "workspace", std::to_string(workspace_) + " bytes", "nullptr");
+  // O(rank) checks only: the tensors must be the ones phase one was asked about.
+  Tensor local[16];
+  std::vector<Tensor> heap;
+  Tensor* ins = local;
+  if (call.inputs.size() > 16) {
+    heap.resize(call.inputs.size());
+    ins = heap.data();
+  }
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!call.has_input(i)) {
+      ins[i] = Tensor();
+      continue;
+    }
+    const Tensor& t = inputs[i];
+    if (t.dtype() != call.inputs[i].dtype || t.shape() != call.inputs[i].shape ||
+        (!call.inputs[i].is_contiguous() && t.strides() != call.inputs[i].strides) ||
+        (call.inputs[i].is_contiguous() && !t.is_contiguous()))
+      throw Error(name, "input " + std::to_string(i), call.inputs[i].str(), t.desc().str());
+    if (pack_offsets_[i] != SIZE_MAX) {
+      Tensor packed = Tensor::wrap(static_cast<char*>(workspace) + pack_offsets_[i], t.shape(), t.dtype());
+      copy_into(t, packed);
+      ins[i] = packed;
+    } else {
+      ins[i] = t;
+    }
+  }
+  for (size_t i = 0; i < call.outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    if (t.dtype() != call.outputs[i].dtype || t.shape() != call.outputs[i].shape || !t.is_contiguous() ||
+        (t.numel() > 0 && t.data() == nullptr))
+      throw Error(name, "output " + std::to_string(i), "contiguous " + call.outputs[i].str(), t.desc().str());
+  }
+  kernel_->run(ins, outputs.data(), static_cast<char*>(workspace) + (workspace ? kernel_ws_offset_ : 0));
+}
+
+std::vector<Tensor> Op::operator()(const std::vector<Tensor>& inputs) const {
+  std::vector<Tensor> outs;
+  outs.reserve(call_->outputs.size());
+  for (const TensorDesc& d : call_->outputs) outs.push_back(Tensor::empty(d.shape, d.dtype));
+  std::shared_ptr<void> ws;
+  if (workspace_) ws.reset(aligned_alloc_bytes(workspace_), aligned_free);
+  run(inputs, outs, ws.get());
+  return outs;
+}
+
+std::vector<Tensor> call(const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  return Op::create(op, inputs, attrs)(inputs);
+}
+
+KernelFactory simple_kernel(KernelFn fn, std::function<bool(const OpCall&, std::string*)> accepts,
+                            std::function<size_t(const OpCall&)> workspace) {
+  struct Instance : KernelInstance {
+    const OpCall& call;
+    KernelFn fn;
+    size_t ws;
+    Instance(const OpCall& c, KernelFn f, size_t w) : call(c), fn(std::move(f)), ws(w) {}
+    size_t workspace_bytes() const override { return ws; }
+    void run(const Tensor* in, Tensor* out, void* w) override { fn(call, in, out, w); }
+  };
+  return [fn = std::move(fn), accepts = std::move(accepts), workspace = std::move(workspace)](
+             const OpCall& call, std::string* why) -> std::unique_ptr<KernelInstance> {
+    if (accepts && !accepts(call, why)) return nullptr;
+    return std::make_unique<Instance>(call, fn, workspace ? workspace(call) : 0);
+  };
+}
+
+std::vector<double> to_double(const Tensor& t) {
+  const int64_t n = t.numel();
+  std::vector<double> r(static_cast<size_t>(n));
+  if (t.is_contiguous() && t.dtype() == DType::f32) {
+    const float* p = t.data_as<float>();
+    for (int64_t i = 0; i < n; ++i) r[static_cast<size_t>(i)] = p[i];
+    return r;
+  }
+  for (int64_t i = 0; i < n; ++i) r[static_cast<size_t>(i)] = t.flat_get(i);
+  return r;
+}
+
+RefTensor to_ref(const Tensor& t) { return RefTensor{t.shape(), to_double(t)}; }
+
+void from_ref(const RefTensor& r, Tensor& t) {
+  const int64_t n = t.numel();
+  if (static_cast<int64_t>(r.data.size()) != n)
+    throw Error("reference", "output", std::to_string(n) + " values", std::to_string(r.data.size()));
+  for (int64_t i = 0; i < n; ++i) t.flat_set(i, r.data[static_cast<size_t>(i)]);
+}
+
+}  // namespace opsnn

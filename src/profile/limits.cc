@@ -1,0 +1,112 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "opsnn/bench.h"
+#include "opsnn/cpu.h"
+#include "opsnn/memory.h"
+#include "profile/limits.h"
+
+namespace opsnn {
+
+namespace detail {
+double fma_loop_scalar(int64_t iters) {
+  float acc[8];
+  for (int i = 0; i < 8; ++i) acc[i] = static_cast<float>(i);
+  for (int64_t it = 0; it < iters; ++it)
+    for (float& a : acc) a = std::fma(a, 0.999999f, 1e-7f);
+  volatile float sink = acc[0] + acc[7];
+  (void)sink;
+  return static_cast<double>(iters) * 8 * 2;
+}
+}  // namespace detail
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+struct Buffer {
+  void* p;
+  explicit Buffer(size_t bytes) : p(aligned_alloc_bytes(bytes)) { std::memset(p, 1, bytes); }
+  ~Buffer() { aligned_free(p); }
+};
+}  // namespace
+
+Timing time_it(FunctionRef<void()> fn, int min_repeats, double min_seconds) {
+  fn();
+  std::vector<double> ms;
+  const auto start = Clock::now();
+  while (static_cast<int>(ms.size()) < min_repeats || seconds_since(start) < min_seconds) {
+    const auto t0 = Clock::now();
+    fn();
+    ms.push_back(seconds_since(t0) * 1e3);
+    if (ms.size() > 100000) break;
+  }
+  std::sort(ms.begin(), ms.end());
+  return Timing{ms.front(), ms[ms.size() / 2], static_cast<int>(ms.size())};
+}
+
+double measure_copy_gbps(size_t bytes) {
+  bytes = bytes / 4096 * 4096;
+  Buffer src(bytes), dst(bytes);
+  auto* s = static_cast<char*>(src.p);
+  auto* d = static_cast<char*>(dst.p);
+  const int64_t pages = static_cast<int64_t>(bytes / 4096);
+  Timing t = time_it([&] {
+    parallel_for(pages, 256, [&](int64_t b, int64_t e) {
+      std::memcpy(d + b * 4096, s + b * 4096, static_cast<size_t>(e - b) * 4096);
+    });
+  }, 10, 0.2);
+  return 2.0 * static_cast<double>(bytes) / (t.min_ms * 1e-3) / 1e9;
+}
+
+double measure_read_gbps(size_t bytes) {
+  bytes = bytes / 4096 * 4096;
+  Buffer src(bytes);
+  const auto* s = static_cast<const float*>(src.p);
+  const int64_t n = static_cast<int64_t>(bytes / 4);
+  const Isa isa = active_isa();
+  std::vector<float> sums(64);
+  Timing t = time_it([&] {
+    parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
+      float r;
+      if (isa == Isa::avx512)
+        r = detail::read_sum_avx512(s + b, static_cast<size_t>(e - b));
+      else if (isa == Isa::avx2)
+        r = detail::read_sum_avx2(s + b, static_cast<size_t>(e - b));
+      else {
+        r = 0;
+        for (int64_t i = b; i < e; ++i) r += s[i];
+      }
+      sums[static_cast<size_t>(b / (1 << 16)) % 64] = r;
+    });
+  }, 5, 0.2);
+  return static_cast<double>(bytes) / (t.min_ms * 1e-3) / 1e9;
+}
+
+double measure_fma_peak_gflops() {
+  const Isa isa = active_isa();
+  const int threads = num_threads();
+  const int64_t iters = 2'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    std::vector<double> flops(static_cast<size_t>(threads));
+    const auto t0 = Clock::now();
+    parallel_tasks(threads, [&](int64_t t) {
+      flops[static_cast<size_t>(t)] = isa == Isa::avx512 ? detail::fma_loop_avx512(iters)
+                                      : isa == Isa::avx2 ? detail::fma_loop_avx2(iters)
+                                                         : detail::fma_loop_scalar(iters / 8);
+    });
+    const double s = seconds_since(t0);
+    double total = 0;
+    for (double f : flops) total += f;
+    best = std::max(best, total / s / 1e9);
+  }
+  return best;
+}
+
+}  // namespace opsnn

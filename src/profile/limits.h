@@ -1,0 +1,16 @@
+// Per-ISA loops behind the machine-limit measurements.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace opsnn::detail {
+
+// Runs `iters` iterations of independent FMA chains; returns flops executed.
+double fma_loop_scalar(int64_t iters);
+double fma_loop_avx2(int64_t iters);
+double fma_loop_avx512(int64_t iters);
+float read_sum_avx2(const float* p, size_t n);
+float read_sum_avx512(const float* p, size_t n);
+
+}  // namespace opsnn::detail

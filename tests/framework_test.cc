@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "opsnn/check.h"
+#include "opsnn/opsnn.h"
+
+namespace opsnn {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Registry, HasBuiltinsWithReferenceLast) {
+  const Registry& r = Registry::global();
+  ASSERT_NE(r.find("gelu"), nullptr);
+  const auto& ks = r.kernels("gelu");
+  ASSERT_GE(ks.size(), 2u);
+  EXPECT_EQ(ks.back().name, "gelu_ref_f64");
+  for (size_t i = 1; i < ks.size(); ++i) EXPECT_GE(ks[i - 1].priority, ks[i].priority);
+}
+
+TEST(Op, ValidatesAttributesWithClearErrors) {
+  Tensor x = Tensor::zeros({4}, DType::f32);
+  EXPECT_EQ(error_of([&] { Op::create("gelu", {x}, {{"approx", std::string("tanh")}}); }),
+            "gelu: attribute 'approx': expected one of: approximate, got 'approx'");
+  EXPECT_EQ(error_of([&] { Op::create("gelu", {x}, {{"approximate", int64_t{3}}}); }),
+            "gelu: attribute 'approximate': expected a value of type string, got another type");
+  EXPECT_EQ(error_of([&] { Op::create("gelu", {x}, {{"approximate", std::string("fast")}}); }),
+            "gelu: attribute 'approximate': expected none|tanh, got 'fast'");
+  EXPECT_EQ(error_of([&] { Op::create("gelu", std::vector<Tensor>{}); }), "gelu: inputs: expected 1 inputs, got 0");
+  Tensor i = Tensor::zeros({4}, DType::i32);
+  EXPECT_EQ(error_of([&] { Op::create("gelu", {i}); }), "gelu: input 'x': expected dtype f32, bf16 or f16, got i32");
+  EXPECT_NE(error_of([&] { Op::create("no_such_op", {x}); }).find("no_such_op"), std::string::npos);
+}
+
+TEST(Op, TwoPhaseRunsWithoutReValidationAndChecksShapes) {
+  Tensor x = Tensor::zeros({1000}, DType::f32);
+  for (int64_t i = 0; i < 1000; ++i) x.flat_set(i, i * 0.01 - 5);
+  Op op = Op::create("relu", {x.desc()});
+  EXPECT_EQ(op.workspace_bytes(), 0u);
+  Tensor y = Tensor::empty({1000}, DType::f32);
+  for (int rep = 0; rep < 3; ++rep) op.run({&x, 1}, {&y, 1}, nullptr);
+  EXPECT_EQ(y.flat_get(0), 0.0);
+  EXPECT_FLOAT_EQ(static_cast<float>(y.flat_get(999)), 4.99f);
+  Tensor wrong = Tensor::empty({999}, DType::f32);
+  EXPECT_THROW(op.run({&x, 1}, {&wrong, 1}, nullptr), Error);
+}
+
+TEST(Op, StridedInputIsPackedIntoTheWorkspace) {
+  Tensor base = Tensor::zeros({6, 4}, DType::f32);
+  for (int64_t i = 0; i < 24; ++i) base.flat_set(i, i - 12.0);
+  Tensor xt = base.permute({1, 0});  // [4, 6], strided
+  Op op = Op::create("abs", {xt.desc()});
+  EXPECT_GE(op.workspace_bytes(), 24 * sizeof(float));
+  auto y = op({xt});
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 6; ++c) EXPECT_EQ(y[0].get({r, c}), std::fabs(xt.get({r, c})));
+}
+
+TEST(Op, ForcedKernelAndDeclineReasons) {
+  Tensor x = Tensor::zeros({10}, DType::f32);
+  Op ref = Op::create("silu", {x}, {}, "silu_ref_f64");
+  EXPECT_EQ(ref.kernel_name(), "silu_ref_f64");
+  EXPECT_THROW(Op::create("silu", {x}, {}, "silu_nope"), Error);
+  set_isa_cap(Isa::scalar);
+  EXPECT_EQ(Op::create("silu", {x}).kernel_name(), "silu_scalar");
+  set_isa_cap(Isa::avx512);
+}
+
+TEST(CustomOp, RegisteredOpIsDispatchedAndChecked) {
+  Registry& r = Registry::global();
+  if (!r.find("test_double")) {
+    OpSchema s;
+    s.name = "test_double";
+    s.family = "custom";
+    s.inputs = {{"x", ""}};
+    s.outputs = {{"y", ""}};
+    s.dtypes = {DType::f32};
+    s.infer = [](const OpCall& c) { return std::vector<TensorDesc>{TensorDesc(DType::f32, c.in(0).shape)}; };
+    s.reference = [](const OpCall&, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
+      for (size_t i = 0; i < in[0].data.size(); ++i) out[0].data[i] = 2 * in[0].data[i];
+    };
+    s.cases = [](DType t) { return std::vector<CheckCase>{{"n5", {TensorDesc(t, {5})}, {}, {}}}; };
+    r.add_op(s);
+    KernelDesc k;
+    k.name = "test_double_fast";
+    k.priority = 5;
+    k.dtypes = {DType::f32};
+    k.create = simple_kernel(
+        [](const OpCall&, const Tensor* in, Tensor* out, void*) {
+          for (int64_t i = 0; i < in[0].numel(); ++i) out[0].data_as<float>()[i] = 2 * in[0].data_as<float>()[i];
+        },
+        [](const OpCall& c, std::string* why) {
+          if (c.in(0).numel() > 100) {
+            *why = "only up to 100 elements";
+            return false;
+          }
+          return true;
+        });
+    r.add_kernel("test_double", k);
+  }
+  Tensor x = Tensor::zeros({5}, DType::f32);
+  EXPECT_EQ(Op::create("test_double", {x}).kernel_name(), "test_double_fast");
+  Tensor big = Tensor::zeros({500}, DType::f32);
+  EXPECT_EQ(Op::create("test_double", {big}).kernel_name(), "test_double_ref_f64");
+  for (const CaseResult& c : check_op("test_double", {})) EXPECT_TRUE(c.passed) << c.message;
+  EXPECT_THROW(r.add_op(r.schema("test_double")), Error);
+}
+
+}  // namespace
+}  // namespace opsnn

@@ -1,0 +1,22 @@
+// opsnn: list, check and benchmark the library's operators.
+#include <cstdio>
+
+#include "commands.h"
+#include "opsnn/opsnn.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"opsnn: operators for AIGC inference on x86-64 (version " + std::string(opsnn::version()) + ")"};
+  app.require_subcommand(1);
+  opsnn::cli::add_ops_command(app);
+  opsnn::cli::add_check_command(app);
+  opsnn::cli::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const opsnn::Error& e) {
+    std::fprintf(stderr, "opsnn: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
