@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The command-line tool: ops listing, check (pass and failure exit codes),
+# bench JSON fields, dispatch logging and clear errors.
+set -euo pipefail
+opsnn=$1
+fail() { echo "FAIL: $*"; exit 1; }
+
+json=$("$opsnn" ops --json)
+count=$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["ops"]))' <<< "$json")
+echo "opsnn ops --json lists $count ops"
+[ "$count" -ge 15 ] || fail "too few ops: $count"
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for o in d["ops"]:
+    assert o["dtypes"], o["name"]
+    assert o["kernels"][-1].endswith("_ref_f64") or not o["kernels"], o["name"]
+' <<< "$json" || fail "ops --json fields"
+
+"$opsnn" check --op gelu --dtype all > /tmp/opsnn_cli_check.$$ || fail "check gelu"
+grep -q "passed, 0 failed" /tmp/opsnn_cli_check.$$ || fail "check summary"
+"$opsnn" check --op silu --dtype bf16 --isa avx2 | grep -q "silu_avx2\|silu_scalar" || fail "check --isa"
+rm -f /tmp/opsnn_cli_check.$$
+
+out=$("$opsnn" bench --op relu --case shape=100000 --threads 1 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for k in ("min_ms", "median_ms", "gbps", "gflops", "limit_fraction"):
+    assert k in d, k
+assert d["min_ms"] > 0 and d["median_ms"] >= d["min_ms"] and d["gbps"] > 0
+' <<< "$out" || fail "bench json: $out"
+
+log=$(OPSNN_LOG_LEVEL=info "$opsnn" check --op tanh --isa avx2 2>&1 >/dev/null)
+grep -q "tanh(f32\[.*-> tanh_avx2 (tanh_avx512 declined: needs avx512" <<< "$log" || fail "dispatch log: $log"
+
+if "$opsnn" check --op no_such_op 2>/tmp/opsnn_cli_err.$$; then fail "unknown op accepted"; fi
+grep -q "no_such_op" /tmp/opsnn_cli_err.$$ || fail "unknown op error"
+rm -f /tmp/opsnn_cli_err.$$
+echo "cli ok"
