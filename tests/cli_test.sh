@@ -3,6 +3,7 @@
 # bench JSON fields, dispatch logging and clear errors.
 set -euo pipefail
 opsnn=$1
+plugin=${2:-}
 fail() { echo "FAIL: $*"; exit 1; }
 
 json=$("$opsnn" ops --json)
@@ -37,4 +38,10 @@ grep -q "tanh(f32\[.*-> tanh_avx2 (tanh_avx512 declined: needs avx512" <<< "$log
 if "$opsnn" check --op no_such_op 2>/tmp/opsnn_cli_err.$$; then fail "unknown op accepted"; fi
 grep -q "no_such_op" /tmp/opsnn_cli_err.$$ || fail "unknown op error"
 rm -f /tmp/opsnn_cli_err.$$
+if [ -n "$plugin" ]; then
+  "$opsnn" --plugin "$plugin" ops | grep -q scaled_swish || fail "plugin op not listed"
+  "$opsnn" --plugin "$plugin" check --op scaled_swish | grep -q "passed, 0 failed" || fail "plugin op check"
+  OPSNN_PLUGINS="$plugin" "$opsnn" ops --json | grep -q '"scaled_swish"' || fail "OPSNN_PLUGINS"
+  if "$opsnn" --plugin /nonexistent.so ops 2>/dev/null; then fail "bad plugin accepted"; fi
+fi
 echo "cli ok"
