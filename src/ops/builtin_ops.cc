@@ -9,6 +9,7 @@ void register_builtin_ops(Registry& r) {
   register_binary_ops(r);
   register_where_ops(r);
   register_gated_ops(r);
+  register_reduce_ops(r);
 }
 
 }  // namespace opsnn
