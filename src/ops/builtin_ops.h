@@ -7,4 +7,8 @@ class Registry;
 void register_builtin_ops(Registry& r);
 
 void register_unary_ops(Registry& r);
+void register_binary_ops(Registry& r);
+void register_where_ops(Registry& r);
+void register_gated_ops(Registry& r);
+void register_reduce_ops(Registry& r);
 }  // namespace opsnn

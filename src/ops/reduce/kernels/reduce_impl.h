@@ -1,0 +1,346 @@
+// Reduction kernels written once over the vec_*.h names; included by
+// reduce_{scalar,avx2,avx512}.cc inside their ISA namespace.
+//
+// Determinism: every output is accumulated in an order fixed by the plan
+// (the shape), never by the thread count: reduced-inner outputs are split
+// into fixed blocks whose f32 partials are combined in block order; kept-inner
+// outputs accumulate rows in order, in fixed blocks of kRowBlock rows.
+// max/min propagate NaN; argmax returns the first NaN's index if there is one,
+// else the first index of the maximum.
+
+inline constexpr int64_t kGrainElems = 16384;
+inline constexpr int64_t kRowBlock = 256;
+
+// Input offset of a linear index over groups (dims, strides), walked as an odometer.
+struct Odo {
+  const int64_t* d;
+  const int64_t* s;
+  int n;
+  int64_t idx[reduce::kMaxGroups] = {};
+  int64_t off = 0;
+  Odo(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, int64_t start)
+      : d(dims.data()), s(strides.data()), n(static_cast<int>(dims.size())) {
+    for (int k = n - 1; k >= 0; --k) {
+      idx[k] = start % d[k];
+      start /= d[k];
+      off += idx[k] * s[k];
+    }
+  }
+  void next() {
+    for (int k = n - 1; k >= 0; --k) {
+      off += s[k];
+      if (++idx[k] < d[k]) return;
+      off -= d[k] * s[k];
+      idx[k] = 0;
+    }
+  }
+};
+
+inline int64_t offset_of(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                         int64_t i) {
+  int64_t off = 0;
+  for (size_t k = dims.size(); k-- > 0;) {
+    off += (i % dims[k]) * strides[k];
+    i /= dims[k];
+  }
+  return off;
+}
+
+template <reduce::Kind K>
+inline constexpr bool kIsSum = K == reduce::Kind::sum || K == reduce::Kind::mean;
+
+template <reduce::Kind K>
+inline float ident() {
+  if constexpr (K == reduce::Kind::max) return -__builtin_inff();
+  if constexpr (K == reduce::Kind::min) return __builtin_inff();
+  return 0.0f;
+}
+
+// NaN-propagating combine (max/min return their second operand on NaN).
+template <reduce::Kind K>
+inline Vf comb(Vf a, Vf v) {
+  if constexpr (kIsSum<K>) return a + v;
+  if constexpr (K == reduce::Kind::max) return select(isnan(a), a, max(a, v));
+  if constexpr (K == reduce::Kind::min) return select(isnan(a), a, min(a, v));
+}
+template <reduce::Kind K>
+inline float comb_s(float a, float v) {
+  if constexpr (kIsSum<K>) return a + v;
+  if (a != a) return a;
+  if (v != v) return v;
+  if constexpr (K == reduce::Kind::max) return v > a ? v : a;
+  return v < a ? v : a;
+}
+template <reduce::Kind K>
+inline float hreduce(Vf a) {
+  if constexpr (kIsSum<K>) return reduce_add(a);
+  if (any(isnan(a))) return __builtin_nanf("");
+  if constexpr (K == reduce::Kind::max) return reduce_max(a);
+  return reduce_min(a);
+}
+
+// Partial of block b of one reduced-inner output whose kept offset is koff.
+template <reduce::Kind K, class T>
+float block_partial(const reduce::Plan& p, const T* x, int64_t koff, int64_t b) {
+  int64_t c0, c1, i0, i1;
+  if (p.subs_per_seg > 1) {
+    c0 = b / p.subs_per_seg;
+    c1 = c0 + 1;
+    i0 = (b % p.subs_per_seg) * reduce::kBlock;
+    i1 = std::min(p.inner, i0 + reduce::kBlock);
+  } else {
+    c0 = b * p.segs_per_block;
+    c1 = std::min(p.rcount, c0 + p.segs_per_block);
+    i0 = 0;
+    i1 = p.inner;
+  }
+  const Vf id = set1(ident<K>());
+  Vf a0 = id, a1 = id, a2 = id, a3 = id;
+  float s = ident<K>();
+  Odo ro(p.rdims, p.rstrides, c0);
+  for (int64_t c = c0; c < c1; ++c, ro.next()) {
+    const T* seg = x + koff + ro.off;
+    int64_t i = i0;
+    for (; i + 4 * kLanes <= i1; i += 4 * kLanes) {
+      a0 = comb<K>(a0, load(seg + i));
+      a1 = comb<K>(a1, load(seg + i + kLanes));
+      a2 = comb<K>(a2, load(seg + i + 2 * kLanes));
+      a3 = comb<K>(a3, load(seg + i + 3 * kLanes));
+    }
+    for (; i + kLanes <= i1; i += kLanes) a0 = comb<K>(a0, load(seg + i));
+    if (i < i1) {
+      if constexpr (kIsSum<K>) {
+        a1 = a1 + load_n(seg + i, static_cast<int>(i1 - i));  // zero-filled lanes
+      } else {
+        for (; i < i1; ++i) s = comb_s<K>(s, to_f32(seg[i]));
+      }
+    }
+  }
+  return comb_s<K>(hreduce<K>(comb<K>(comb<K>(a0, a1), comb<K>(a2, a3))), s);
+}
+
+template <reduce::Kind K>
+inline float finish(float total, int64_t nred) {
+  if constexpr (K == reduce::Kind::mean) return total / static_cast<float>(nred);
+  return total;
+}
+
+template <class T>
+inline void store1(T* y, float v) {
+  store_n(y, set1(v), 1);
+}
+
+template <reduce::Kind K, class T>
+void run_inner_reduced(const reduce::Plan& p, const T* x, T* y, float* ws) {
+  const int64_t nb = p.nblocks;
+  if (!p.split_outputs) {
+    const int64_t grain = std::max<int64_t>(1, kGrainElems / std::max<int64_t>(p.nred, 1));
+    parallel_for(p.kcount, grain, [&](int64_t o0, int64_t o1) {
+      Odo ko(p.kdims, p.kstrides, o0);
+      for (int64_t o = o0; o < o1; ++o, ko.next()) {
+        float tot = ident<K>();
+        for (int64_t b = 0; b < nb; ++b) tot = comb_s<K>(tot, block_partial<K>(p, x, ko.off, b));
+        store1(y + o, finish<K>(tot, p.nred));
+      }
+    });
+    return;
+  }
+  // Few outputs: the blocks of each output run in parallel, then are combined
+  // in block order (the same partials and order as above).
+  parallel_for(p.kcount * nb, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      ws[t] = block_partial<K>(p, x, offset_of(p.kdims, p.kstrides, t / nb), t % nb);
+  });
+  for (int64_t o = 0; o < p.kcount; ++o) {
+    float tot = ident<K>();
+    for (int64_t b = 0; b < nb; ++b) tot = comb_s<K>(tot, ws[o * nb + b]);
+    store1(y + o, finish<K>(tot, p.nred));
+  }
+}
+
+// One block of up to 4 vectors of kept columns: rows of the reduced groups
+// added (or max/min-ed) in order.
+template <reduce::Kind K, bool Full, class T>
+void col_block(const reduce::Plan& p, const T* base, T* yo, int w) {
+  const int nv = Full ? 4 : (w + kLanes - 1) / kLanes;
+  const int last = Full ? kLanes : w - (nv - 1) * kLanes;
+  const Vf id = set1(ident<K>());
+  Vf acc[4] = {id, id, id, id};
+  Vf blk[4] = {id, id, id, id};
+  Odo ro(p.rdims, p.rstrides, 0);
+  for (int64_t c0 = 0; c0 < p.rcount; c0 += kRowBlock) {
+    const int64_t c1 = std::min(p.rcount, c0 + kRowBlock);
+    for (int q = 0; q < 4; ++q) blk[q] = id;
+    for (int64_t c = c0; c < c1; ++c, ro.next()) {
+      const T* r = base + ro.off;
+      for (int q = 0; q < nv; ++q) {
+        const Vf v = (Full || q < nv - 1 || last == kLanes) ? load(r + q * kLanes)
+                                                            : load_n(r + q * kLanes, last);
+        blk[q] = comb<K>(blk[q], v);
+      }
+    }
+    for (int q = 0; q < nv; ++q) acc[q] = comb<K>(acc[q], blk[q]);
+  }
+  for (int q = 0; q < nv; ++q) {
+    Vf r = acc[q];
+    if constexpr (K == reduce::Kind::mean) r = r / set1(static_cast<float>(p.nred));
+    if (Full || q < nv - 1 || last == kLanes)
+      store(yo + q * kLanes, r);
+    else
+      store_n(yo + q * kLanes, r, last);
+  }
+}
+
+template <reduce::Kind K, class T>
+void run_inner_kept(const reduce::Plan& p, const T* x, T* y) {
+  const int64_t W = 4 * kLanes, inner = p.inner, ncb = (inner + W - 1) / W;
+  const int64_t grain = std::max<int64_t>(1, kGrainElems / std::max<int64_t>(p.rcount * W, 1));
+  parallel_for(p.kcount * ncb, grain, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / ncb, j0 = (t % ncb) * W;
+      const int w = static_cast<int>(std::min(W, inner - j0));
+      const T* base = x + offset_of(p.kdims, p.kstrides, o) + j0;
+      T* yo = y + o * inner + j0;
+      if (w == W)
+        col_block<K, true>(p, base, yo, w);
+      else
+        col_block<K, false>(p, base, yo, w);
+    }
+  });
+}
+
+template <reduce::Kind K, class T>
+void run_typed(const reduce::Plan& p, const T* x, T* y, float* ws) {
+  if (p.kcount == 0 || p.inner == 0) {
+    if (p.kcount > 0 && p.inner_reduced)  // reduced extent 0: sum 0, mean NaN
+      for (int64_t o = 0; o < p.kcount; ++o) store1(y + o, finish<K>(ident<K>(), 0));
+    return;
+  }
+  if (p.inner_reduced)
+    run_inner_reduced<K>(p, x, y, ws);
+  else
+    run_inner_kept<K>(p, x, y);
+}
+
+template <reduce::Kind K>
+void run_kind(DType t, const reduce::Plan& p, const void* x, void* y, float* ws) {
+  switch (t) {
+    case DType::f32:
+      return run_typed<K>(p, static_cast<const float*>(x), static_cast<float*>(y), ws);
+    case DType::bf16:
+      return run_typed<K>(p, static_cast<const bf16*>(x), static_cast<bf16*>(y), ws);
+    case DType::f16:
+      return run_typed<K>(p, static_cast<const f16*>(x), static_cast<f16*>(y), ws);
+    default:
+      return;
+  }
+}
+
+inline void run(reduce::Kind kind, DType t, const reduce::Plan& p, const void* x, void* y,
+                float* ws) {
+  switch (kind) {
+    case reduce::Kind::sum:
+      return run_kind<reduce::Kind::sum>(t, p, x, y, ws);
+    case reduce::Kind::mean:
+      return run_kind<reduce::Kind::mean>(t, p, x, y, ws);
+    case reduce::Kind::max:
+      return run_kind<reduce::Kind::max>(t, p, x, y, ws);
+    case reduce::Kind::min:
+      return run_kind<reduce::Kind::min>(t, p, x, y, ws);
+  }
+}
+
+// ---- argmax ----------------------------------------------------------------
+
+// (v, i) beats (bv, bi): NaN first (lowest index among NaNs), else larger
+// value, else lower index.
+inline bool arg_better(float v, int64_t i, float bv, int64_t bi) {
+  const bool vn = v != v, bn = bv != bv;
+  if (vn || bn) return vn && (!bn || i < bi);
+  return v > bv || (v == bv && i < bi);
+}
+
+// Lane update: strictly greater, or a first NaN (keeps the first index on ties).
+inline Mask arg_update(Vf v, Vf best) { return (v > best) | (isnan(v) & (best == best)); }
+
+template <class T>
+int64_t argmax_row(const T* p, int64_t n) {
+  int64_t i = 0, bi = 0;
+  float bv;
+  if (n >= kLanes) {
+    alignas(64) static constexpr float kIota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                    8, 9, 10, 11, 12, 13, 14, 15};
+    const Vf lane = load(kIota);
+    Vf best = load(p), idx = lane;
+    for (i = kLanes; i + kLanes <= n; i += kLanes) {
+      const Vf v = load(p + i);
+      const Mask up = arg_update(v, best);
+      best = select(up, v, best);
+      idx = select(up, lane + set1(static_cast<float>(i)), idx);
+    }
+    alignas(64) float tb[kLanes], ti[kLanes];
+    store(tb, best);
+    store(ti, idx);
+    bv = tb[0];
+    bi = static_cast<int64_t>(ti[0]);
+    for (int q = 1; q < kLanes; ++q)
+      if (arg_better(tb[q], static_cast<int64_t>(ti[q]), bv, bi)) {
+        bv = tb[q];
+        bi = static_cast<int64_t>(ti[q]);
+      }
+  } else {
+    bv = to_f32(p[0]);
+    i = 1;
+  }
+  for (; i < n; ++i) {  // later indices: only strictly better values win
+    const float v = to_f32(p[i]);
+    if (v > bv || (v != v && bv == bv)) {
+      bv = v;
+      bi = i;
+    }
+  }
+  return bi;
+}
+
+template <class T>
+void argmax_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner) {
+  if (inner == 1) {
+    parallel_for(outer, std::max<int64_t>(1, kGrainElems / n), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) y[o] = argmax_row(x + o * n, n);
+    });
+    return;
+  }
+  const int64_t ncb = (inner + kLanes - 1) / kLanes;
+  parallel_for(outer * ncb, std::max<int64_t>(1, kGrainElems / (n * kLanes)),
+               [&](int64_t t0, int64_t t1) {
+                 for (int64_t t = t0; t < t1; ++t) {
+                   const int64_t o = t / ncb, j0 = (t % ncb) * kLanes;
+                   const int w = static_cast<int>(std::min<int64_t>(kLanes, inner - j0));
+                   const T* b = x + o * n * inner + j0;
+                   Vf best = w == kLanes ? load(b) : load_n(b, w), bi = zero();
+                   for (int64_t r = 1; r < n; ++r) {
+                     const Vf v = w == kLanes ? load(b + r * inner) : load_n(b + r * inner, w);
+                     const Mask up = arg_update(v, best);
+                     best = select(up, v, best);
+                     bi = select(up, set1(static_cast<float>(r)), bi);
+                   }
+                   alignas(64) float ti[kLanes];
+                   store(ti, bi);
+                   for (int q = 0; q < w; ++q) y[o * inner + j0 + q] = static_cast<int64_t>(ti[q]);
+                 }
+               });
+}
+
+inline void argmax(DType t, const void* x, int64_t* y, int64_t outer, int64_t n, int64_t inner) {
+  if (outer == 0 || inner == 0 || n == 0) return;
+  switch (t) {
+    case DType::f32:
+      return argmax_typed(static_cast<const float*>(x), y, outer, n, inner);
+    case DType::bf16:
+      return argmax_typed(static_cast<const bf16*>(x), y, outer, n, inner);
+    case DType::f16:
+      return argmax_typed(static_cast<const f16*>(x), y, outer, n, inner);
+    default:
+      return;
+  }
+}
