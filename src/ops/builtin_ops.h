@@ -7,4 +7,6 @@ class Registry;
 void register_builtin_ops(Registry& r);
 
 void register_unary_ops(Registry& r);
+void register_softmax_ops(Registry& r);
+void register_norm_ops(Registry& r);
 }  // namespace opsnn

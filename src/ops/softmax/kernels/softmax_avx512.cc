@@ -1,0 +1,16 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/simd/vec_avx512.h"
+#include "ops/softmax/softmax.h"
+#include "opsnn/thread_pool.h"
+
+namespace opsnn::simd::avx512 {
+#include "ops/softmax/kernels/softmax_impl.h"
+}  // namespace opsnn::simd::avx512
+
+namespace opsnn::softmax {
+RunFn run_avx512() { return &simd::avx512::softmax_k::run; }
+}  // namespace opsnn::softmax

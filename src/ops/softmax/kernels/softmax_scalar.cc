@@ -1,0 +1,16 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/simd/vec_scalar.h"
+#include "ops/softmax/softmax.h"
+#include "opsnn/thread_pool.h"
+
+namespace opsnn::simd::scalar {
+#include "ops/softmax/kernels/softmax_impl.h"
+}  // namespace opsnn::simd::scalar
+
+namespace opsnn::softmax {
+RunFn run_scalar() { return &simd::scalar::softmax_k::run; }
+}  // namespace opsnn::softmax
