@@ -68,6 +68,9 @@ std::vector<CheckCase> cases(DType t) {
   cs.push_back({"[0]", {TensorDesc(t, {0})}, {}, {range}});
   cs.push_back({"[3,0] axis0", {TensorDesc(t, {3, 0})}, {{"axis", int64_t{0}}}, {range}});
   cs.push_back({"wide range [4,1000]", {TensorDesc(t, {4, 1000})}, {}, {ValueRange{-60, 60}}});
+  // 16 MiB of f32 output: the non-temporal store path.
+  if (t == DType::f32)
+    cs.push_back({"[4096,1024] (streamed stores)", {TensorDesc(t, {4096, 1024})}, {}, {range}});
   // Other axes: vectorised across the inner dimension.
   cs.push_back({"[3,5,7] axis0", {TensorDesc(t, {3, 5, 7})}, {{"axis", int64_t{0}}}, {range}});
   cs.push_back({"[3,5,7] axis1", {TensorDesc(t, {3, 5, 7})}, {{"axis", int64_t{1}}}, {range}});

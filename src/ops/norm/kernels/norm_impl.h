@@ -154,19 +154,43 @@ Stats rms_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
   return {0.0f, static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)))};
 }
 
-// y = (v - mean) * scale * g + b over one row.
-template <class T, bool Res>
-void write_row(const T* x, const T* r, T* y, int64_t n, Stats st, const float* g, const float* b) {
+// f32 outputs larger than this are written with non-temporal stores (no
+// read-for-ownership of y; the output would not stay in L2/L3 anyway).
+inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
+
+template <bool NT, class T>
+inline void put(T* p, Vf v) {
+  if constexpr (NT && std::is_same_v<T, float>)
+    stream(p, v);
+  else
+    store(p, v);
+}
+
+// Software prefetch of [p, p + bytes) (no effect on results).
+inline void prefetch_bytes(const void* p, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
+}
+
+// y = (v - mean) * scale * g + b over one row; the next row (xn, rn;
+// nullable) is prefetched meanwhile, so memory never idles while this row
+// is computed from L1.
+template <class T, bool Res, bool NT>
+void write_row(const T* x, const T* r, T* y, int64_t n, Stats st, const float* g, const float* b,
+               const T* xn, const T* rn) {
   const Vf vm = set1(st.mean), vs = set1(st.scale);
   int64_t i = 0;
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    if (xn && i % (64 / sizeof(T)) < 2 * kLanes) {
+      prefetch_bytes(xn + i, 2 * kLanes * sizeof(T));
+      if constexpr (Res) prefetch_bytes(rn + i, 2 * kLanes * sizeof(T));
+    }
     const Vf t0 = (src<T, Res>(x, r, i) - vm) * vs, t1 = (src<T, Res>(x, r, i + kLanes) - vm) * vs;
-    store(y + i, fma(t0, load(g + i), load(b + i)));
-    store(y + i + kLanes, fma(t1, load(g + i + kLanes), load(b + i + kLanes)));
+    put<NT>(y + i, fma(t0, load(g + i), load(b + i)));
+    put<NT>(y + i + kLanes, fma(t1, load(g + i + kLanes), load(b + i + kLanes)));
   }
   for (; i + kLanes <= n; i += kLanes) {
     const Vf t = (src<T, Res>(x, r, i) - vm) * vs;
-    store(y + i, fma(t, load(g + i), load(b + i)));
+    put<NT>(y + i, fma(t, load(g + i), load(b + i)));
   }
   if (i < n) {
     const int rem = static_cast<int>(n - i);
@@ -185,6 +209,9 @@ void rows_typed(const norm::RowArgs& a) {
   // Rows are the unit of work: a row is computed the same way whichever
   // thread runs it, so results are bit-identical for any thread count.
   const int64_t grain = std::max<int64_t>(1, 16384 / n);
+  const bool nt = std::is_same_v<T, float> && kLanes > 1 &&
+                  reinterpret_cast<uintptr_t>(y) % 64 == 0 && n % 16 == 0 &&
+                  a.rows * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
   parallel_for(a.rows, grain, [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       const int64_t off = row * n;
@@ -193,8 +220,14 @@ void rows_typed(const norm::RowArgs& a) {
       const int64_t blk = (row / a.period) * n;
       const Stats st = Rms ? rms_stats<T, Res>(x + off, rr, sr, n, a.eps)
                            : layer_stats<T, Res>(x + off, rr, sr, n, a.eps);
-      write_row<T, Res>(x + off, rr, y + off, n, st, a.gamma + blk, a.beta + blk);
+      const T* xn = row + 1 < e ? x + off + n : nullptr;
+      const T* rn = Res && row + 1 < e ? r + off + n : nullptr;
+      if (nt)
+        write_row<T, Res, true>(x + off, rr, y + off, n, st, a.gamma + blk, a.beta + blk, xn, rn);
+      else
+        write_row<T, Res, false>(x + off, rr, y + off, n, st, a.gamma + blk, a.beta + blk, xn, rn);
     }
+    if (nt) store_fence();
   });
 }
 

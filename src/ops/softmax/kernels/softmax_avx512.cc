@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -8,6 +9,7 @@
 #include "opsnn/thread_pool.h"
 
 namespace opsnn::simd::avx512 {
+inline void store_fence() { _mm_sfence(); }  // orders non-temporal stores
 #include "ops/softmax/kernels/softmax_impl.h"
 }  // namespace opsnn::simd::avx512
 

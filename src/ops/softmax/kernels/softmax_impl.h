@@ -31,9 +31,47 @@ inline void st(T* p, Vf v, int n) {
     store_n(p, v, n);
 }
 
-template <class T>
-void row(const T* x, T* y, int64_t n, bool log) {
-  // Pass 1: the maximum.
+// exp(x) for x <= 0 (the x - max of softmax): one range reduction, a
+// degree-6 polynomial and one exponent shift; x < -87.3 gives 0 exactly
+// (so -inf masks give 0), NaN stays NaN.
+inline Vf exp_nonpos(Vf x) {
+  const Vf lo = set1(-87.3365447f);
+  const Vf xc = max(lo, x);  // NaN in the second operand propagates
+  const Vf k = round(xc * set1(1.44269504088896341f));
+  Vf r = fnma(k, set1(0.693359375f), xc);
+  r = fnma(k, set1(-2.12194440e-4f), r);
+  static constexpr float c[] = {5.0000001201E-1f, 1.6666665459E-1f, 4.1665795894E-2f,
+                                8.3334519073E-3f, 1.3981999507E-3f, 1.9875691500E-4f};
+  const Vf p = fma(poly(r, c), r * r, r + set1(1.0f));
+  const Vf y = p * from_bits(shl<23>(cvt_round(k) + set1i(127)));
+  return select(x < lo, zero(), y);
+}
+
+// f32 outputs larger than this are written with non-temporal stores (no
+// read-for-ownership of y; the output would not stay in L2/L3 anyway).
+inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
+// Row lengths up to this keep exp(x - max) in an L1-resident f32 scratch
+// between the sum and the write pass; longer rows recompute exp.
+inline constexpr int64_t kScratch = 4096;
+
+template <bool NT, class T>
+inline void put(T* p, Vf v) {
+  if constexpr (NT && std::is_same_v<T, float>)
+    stream(p, v);
+  else
+    store(p, v);
+}
+
+// Software prefetch of [p, p + bytes) (no effect on results): the next row is
+// fetched while this one is computed from L1, so memory never idles.
+inline void prefetch_bytes(const void* p, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
+}
+
+// One row; `xn` (nullable) is the next row, prefetched during pass 2.
+template <bool NT, class T>
+void row(const T* x, T* y, int64_t n, bool log, float* scratch, const T* xn) {
+  // Pass 1: the maximum (the only read of x from memory).
   Vf m0 = set1(kNegInf), m1 = m0;
   int64_t i = 0;
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
@@ -47,38 +85,36 @@ void row(const T* x, T* y, int64_t n, bool log) {
   }
   const float mx = reduce_max(max(m0, m1));
   const Vf vm = set1(mx);
-  // f32 softmax keeps exp(x - max) in y (it stays in cache) and scales it in
-  // place; 16-bit outputs recompute exp in pass 3 to avoid rounding twice.
-  constexpr bool kKeep = std::is_same_v<T, float>;
-  const bool keep = kKeep && !log;
-  // Pass 2: sum of exp(x - max).
+  // Pass 2: sum of exp(x - max), kept in the scratch when the row fits.
+  const bool keep = !log && n <= kScratch;
   Vf s0 = zero(), s1 = zero();
   i = 0;
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    const Vf e0 = vexp(load(x + i) - vm), e1 = vexp(load(x + i + kLanes) - vm);
+    if (xn && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(xn + i, 2 * kLanes * sizeof(T));
+    const Vf e0 = exp_nonpos(load(x + i) - vm), e1 = exp_nonpos(load(x + i + kLanes) - vm);
     s0 = s0 + e0;
     s1 = s1 + e1;
     if (keep) {
-      store(y + i, e0);
-      store(y + i + kLanes, e1);
+      store(scratch + i, e0);
+      store(scratch + i + kLanes, e1);
     }
   }
   for (; i + kLanes <= n; i += kLanes) {
-    const Vf e = vexp(load(x + i) - vm);
+    const Vf e = exp_nonpos(load(x + i) - vm);
     s0 = s0 + e;
-    if (keep) store(y + i, e);
+    if (keep) store(scratch + i, e);
   }
   if (i < n) {
     const int r = static_cast<int>(n - i);
-    const Vf e = pad_n(vexp(load_n(x + i, r) - vm), r, 0.0f);
+    const Vf e = pad_n(exp_nonpos(load_n(x + i, r) - vm), r, 0.0f);
     s1 = s1 + e;
-    if (keep) store_n(y + i, e, r);
+    if (keep) store_n(scratch + i, e, r);
   }
   const float sum = reduce_add(s0 + s1);
-  // Pass 3: write.
+  // Pass 3: write y.
   if (log) {
     const Vf c = set1(mx + std::log(sum));
-    for (i = 0; i + kLanes <= n; i += kLanes) store(y + i, load(x + i) - c);
+    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(x + i) - c);
     if (i < n) {
       const int r = static_cast<int>(n - i);
       store_n(y + i, load_n(x + i, r) - c, r);
@@ -86,17 +122,17 @@ void row(const T* x, T* y, int64_t n, bool log) {
     return;
   }
   const Vf inv = set1(1.0f / sum);
-  if constexpr (kKeep) {
-    for (i = 0; i + kLanes <= n; i += kLanes) store(y + i, load(y + i) * inv);
+  if (keep) {
+    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(scratch + i) * inv);
     if (i < n) {
       const int r = static_cast<int>(n - i);
-      store_n(y + i, load_n(y + i, r) * inv, r);
+      store_n(y + i, load_n(scratch + i, r) * inv, r);
     }
   } else {
-    for (i = 0; i + kLanes <= n; i += kLanes) store(y + i, vexp(load(x + i) - vm) * inv);
+    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, exp_nonpos(load(x + i) - vm) * inv);
     if (i < n) {
       const int r = static_cast<int>(n - i);
-      store_n(y + i, vexp(load_n(x + i, r) - vm) * inv, r);
+      store_n(y + i, exp_nonpos(load_n(x + i, r) - vm) * inv, r);
     }
   }
 }
@@ -118,7 +154,8 @@ void column_block(const T* x, T* y, int64_t n, int64_t inner, int64_t width, boo
   for (int64_t a = 0; a < n; ++a)
     for (int v = 0; v < nv; ++v) m[v] = max(m[v], ld(x + a * inner + v * kLanes, cnt[v]));
   for (int64_t a = 0; a < n; ++a)
-    for (int v = 0; v < nv; ++v) s[v] = s[v] + vexp(ld(x + a * inner + v * kLanes, cnt[v]) - m[v]);
+    for (int v = 0; v < nv; ++v)
+      s[v] = s[v] + exp_nonpos(ld(x + a * inner + v * kLanes, cnt[v]) - m[v]);
   if (log) {
     for (int v = 0; v < nv; ++v) m[v] = m[v] + vlog(s[v]);
     for (int64_t a = 0; a < n; ++a)
@@ -132,7 +169,7 @@ void column_block(const T* x, T* y, int64_t n, int64_t inner, int64_t width, boo
   for (int64_t a = 0; a < n; ++a)
     for (int v = 0; v < nv; ++v) {
       const int64_t o = a * inner + v * kLanes;
-      st(y + o, vexp(ld(x + o, cnt[v]) - m[v]) * s[v], cnt[v]);
+      st(y + o, exp_nonpos(ld(x + o, cnt[v]) - m[v]) * s[v], cnt[v]);
     }
 }
 
@@ -143,8 +180,19 @@ void run_typed(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool l
     // Rows are the unit of work: a row is computed the same way whichever
     // thread runs it, so results are bit-identical for any thread count.
     const int64_t grain = std::max<int64_t>(1, 8192 / n);
+    const bool nt = std::is_same_v<T, float> && kLanes > 1 &&
+                    reinterpret_cast<uintptr_t>(y) % 64 == 0 && n % 16 == 0 &&
+                    outer * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
     parallel_for(outer, grain, [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) row(x + r * n, y + r * n, n, log);
+      alignas(64) float scratch[kScratch];
+      for (int64_t r = b; r < e; ++r) {
+        const T* xn = r + 1 < e ? x + (r + 1) * n : nullptr;
+        if (nt)
+          row<true>(x + r * n, y + r * n, n, log, scratch, xn);
+        else
+          row<false>(x + r * n, y + r * n, n, log, scratch, xn);
+      }
+      if (nt) store_fence();
     });
     return;
   }

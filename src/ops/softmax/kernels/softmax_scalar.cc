@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -8,6 +9,7 @@
 #include "opsnn/thread_pool.h"
 
 namespace opsnn::simd::scalar {
+inline void store_fence() {}
 #include "ops/softmax/kernels/softmax_impl.h"
 }  // namespace opsnn::simd::scalar
 
