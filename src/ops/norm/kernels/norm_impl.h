@@ -78,31 +78,43 @@ Stats layer_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
       a1 = a1 + v;
     }
     const float bmean = reduce_add((a0 + a1) + (a2 + a3)) / static_cast<float>(nb);
-    // Block pass b: squared deviations from the block mean (block in L1).
+    // Block pass b (block in L1): deviations from the block mean, summed and
+    // squared: the corrected two-pass formula M2 = sum d^2 - (sum d)^2 / nb
+    // and mean = bmean + sum d / nb remove the rounding of bmean itself.
     const Vf vm = set1(bmean);
+    Vf q0 = zero(), q1 = zero(), q2 = zero(), q3 = zero();
     a0 = a1 = a2 = a3 = zero();
     i = 0;
     for (; i + 4 * kLanes <= nb; i += 4 * kLanes) {
       const Vf d0 = src<T, Res>(xb, rb, i) - vm, d1 = src<T, Res>(xb, rb, i + kLanes) - vm;
       const Vf d2 = src<T, Res>(xb, rb, i + 2 * kLanes) - vm,
                d3 = src<T, Res>(xb, rb, i + 3 * kLanes) - vm;
-      a0 = fma(d0, d0, a0);
-      a1 = fma(d1, d1, a1);
-      a2 = fma(d2, d2, a2);
-      a3 = fma(d3, d3, a3);
+      a0 = a0 + d0;
+      a1 = a1 + d1;
+      a2 = a2 + d2;
+      a3 = a3 + d3;
+      q0 = fma(d0, d0, q0);
+      q1 = fma(d1, d1, q1);
+      q2 = fma(d2, d2, q2);
+      q3 = fma(d3, d3, q3);
     }
     for (; i + kLanes <= nb; i += kLanes) {
       const Vf d = src<T, Res>(xb, rb, i) - vm;
-      a0 = fma(d, d, a0);
+      a0 = a0 + d;
+      q0 = fma(d, d, q0);
     }
     if (i < nb) {
       const int rem = static_cast<int>(nb - i);
       const Vf d = zero_tail(src_n<T, Res>(xb, rb, i, rem) - vm, rem);
-      a1 = fma(d, d, a1);
+      a1 = a1 + d;
+      q1 = fma(d, d, q1);
     }
-    const double bm2 = reduce_add((a0 + a1) + (a2 + a3));
+    const double dsum = reduce_add((a0 + a1) + (a2 + a3));
+    const double bmean_c = bmean + dsum / static_cast<double>(nb);
+    const double bm2 =
+        std::max(0.0, reduce_add((q0 + q1) + (q2 + q3)) - dsum * dsum / static_cast<double>(nb));
     // Combine with the blocks before (Chan, Golub, LeVeque), in row order.
-    const double tot = cnt + static_cast<double>(nb), delta = bmean - mean;
+    const double tot = cnt + static_cast<double>(nb), delta = bmean_c - mean;
     mean += delta * (static_cast<double>(nb) / tot);
     m2 += bm2 + delta * delta * (cnt * static_cast<double>(nb) / tot);
     cnt = tot;
