@@ -92,7 +92,7 @@ std::vector<CheckCase> cases(DType t) {
   return cs;
 }
 
-CheckCase bench_case(const std::map<std::string, std::string>& kv, DType t) {
+CheckCase bench_case(const std::string& op, const std::map<std::string, std::string>& kv, DType t) {
   int64_t rows = 16384, cols = 1024, axis = -1;
   for (const auto& [k, v] : kv) {
     if (k == "rows")
@@ -102,7 +102,7 @@ CheckCase bench_case(const std::map<std::string, std::string>& kv, DType t) {
     else if (k == "axis")
       axis = std::stoll(v);
     else
-      throw Error("softmax", "--case key '" + k + "'", "rows, cols or axis", "'" + k + "'");
+      throw Error(op, "--case key '" + k + "'", "rows, cols or axis", "'" + k + "'");
   }
   return {"bench", {TensorDesc(t, {rows, cols})}, {{"axis", axis}}, {ValueRange{-8, 8}}};
 }
@@ -129,7 +129,9 @@ void add_op(Registry& r, const std::string& name, const std::string& doc) {
     if (t == DType::f32) return Tolerance{1e-6, 2e-5};
     return default_tolerance(t);
   };
-  s.bench_case = bench_case;
+  s.bench_case = [name](const std::map<std::string, std::string>& kv, DType t) {
+    return bench_case(name, kv, t);
+  };
   s.cost = [](const OpCall& call, double* bytes, double* flops) {
     const double n = static_cast<double>(call.in(0).numel());
     *bytes = 2 * n * static_cast<double>(dtype_size(call.in(0).dtype));  // x read + y written
