@@ -10,6 +10,9 @@ void register_builtin_ops(Registry& r) {
   register_where_ops(r);
   register_gated_ops(r);
   register_reduce_ops(r);
+
+  register_softmax_ops(r);
+  register_norm_ops(r);
 }
 
 }  // namespace opsnn

@@ -11,4 +11,7 @@ void register_binary_ops(Registry& r);
 void register_where_ops(Registry& r);
 void register_gated_ops(Registry& r);
 void register_reduce_ops(Registry& r);
+
+void register_softmax_ops(Registry& r);
+void register_norm_ops(Registry& r);
 }  // namespace opsnn

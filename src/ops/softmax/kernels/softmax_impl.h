@@ -1,0 +1,225 @@
+// softmax / log_softmax written once over the vec_*.h names; included by
+// softmax_{scalar,avx2,avx512}.cc inside their ISA namespace.
+//
+// Numerically stable: the maximum of each row is subtracted before exp.
+// Last axis (inner == 1): one row at a time, three passes over a row that
+// stays in L1/L2 after the first (max; exp and sum; scale). Other axes: a
+// block of kBlockVecs vectors across the inner dimension walks the axis with
+// per-lane max/sum, so the loads stay contiguous.
+
+namespace softmax_k {
+
+inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Lanes [n, kLanes) of v replaced by `fill`.
+inline Vf pad_n(Vf v, int n, float fill) {
+  alignas(64) float b[kLanes];
+  for (int i = 0; i < kLanes; ++i) b[i] = fill;
+  store_n(b, v, n);
+  return load(b);
+}
+
+template <class T>
+inline Vf ld(const T* p, int n) {
+  return n == kLanes ? load(p) : load_n(p, n);
+}
+template <class T>
+inline void st(T* p, Vf v, int n) {
+  if (n == kLanes)
+    store(p, v);
+  else
+    store_n(p, v, n);
+}
+
+// exp(x) for x <= 0 (the x - max of softmax): one range reduction, a
+// degree-6 polynomial and one exponent shift; x < -87.3 gives 0 exactly
+// (so -inf masks give 0), NaN stays NaN.
+inline Vf exp_nonpos(Vf x) {
+  const Vf lo = set1(-87.3365447f);
+  const Vf xc = max(lo, x);  // NaN in the second operand propagates
+  const Vf k = round(xc * set1(1.44269504088896341f));
+  Vf r = fnma(k, set1(0.693359375f), xc);
+  r = fnma(k, set1(-2.12194440e-4f), r);
+  static constexpr float c[] = {5.0000001201E-1f, 1.6666665459E-1f, 4.1665795894E-2f,
+                                8.3334519073E-3f, 1.3981999507E-3f, 1.9875691500E-4f};
+  const Vf p = fma(poly(r, c), r * r, r + set1(1.0f));
+  const Vf y = p * from_bits(shl<23>(cvt_round(k) + set1i(127)));
+  return select(x < lo, zero(), y);
+}
+
+// f32 outputs larger than this are written with non-temporal stores (no
+// read-for-ownership of y; the output would not stay in L2/L3 anyway).
+inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
+// Row lengths up to this keep exp(x - max) in an L1-resident f32 scratch
+// between the sum and the write pass; longer rows recompute exp.
+inline constexpr int64_t kScratch = 4096;
+
+template <bool NT, class T>
+inline void put(T* p, Vf v) {
+  if constexpr (NT && std::is_same_v<T, float>)
+    stream(p, v);
+  else
+    store(p, v);
+}
+
+// Software prefetch of [p, p + bytes) (no effect on results): the next row is
+// fetched while this one is computed from L1, so memory never idles.
+inline void prefetch_bytes(const void* p, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
+}
+
+// One row; `xn` (nullable) is the next row, prefetched during pass 2.
+template <bool NT, class T>
+void row(const T* x, T* y, int64_t n, bool log, float* scratch, const T* xn) {
+  // Pass 1: the maximum (the only read of x from memory).
+  Vf m0 = set1(kNegInf), m1 = m0;
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    m0 = max(m0, load(x + i));
+    m1 = max(m1, load(x + i + kLanes));
+  }
+  for (; i + kLanes <= n; i += kLanes) m0 = max(m0, load(x + i));
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    m1 = max(m1, pad_n(load_n(x + i, r), r, kNegInf));
+  }
+  const float mx = reduce_max(max(m0, m1));
+  const Vf vm = set1(mx);
+  // Pass 2: sum of exp(x - max), kept in the scratch when the row fits.
+  const bool keep = !log && n <= kScratch;
+  Vf s0 = zero(), s1 = zero();
+  i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    if (xn && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(xn + i, 2 * kLanes * sizeof(T));
+    const Vf e0 = exp_nonpos(load(x + i) - vm), e1 = exp_nonpos(load(x + i + kLanes) - vm);
+    s0 = s0 + e0;
+    s1 = s1 + e1;
+    if (keep) {
+      store(scratch + i, e0);
+      store(scratch + i + kLanes, e1);
+    }
+  }
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vf e = exp_nonpos(load(x + i) - vm);
+    s0 = s0 + e;
+    if (keep) store(scratch + i, e);
+  }
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    const Vf e = pad_n(exp_nonpos(load_n(x + i, r) - vm), r, 0.0f);
+    s1 = s1 + e;
+    if (keep) store_n(scratch + i, e, r);
+  }
+  const float sum = reduce_add(s0 + s1);
+  // Pass 3: write y.
+  if (log) {
+    const Vf c = set1(mx + std::log(sum));
+    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(x + i) - c);
+    if (i < n) {
+      const int r = static_cast<int>(n - i);
+      store_n(y + i, load_n(x + i, r) - c, r);
+    }
+    return;
+  }
+  const Vf inv = set1(1.0f / sum);
+  if (keep) {
+    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(scratch + i) * inv);
+    if (i < n) {
+      const int r = static_cast<int>(n - i);
+      store_n(y + i, load_n(scratch + i, r) * inv, r);
+    }
+  } else {
+    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, exp_nonpos(load(x + i) - vm) * inv);
+    if (i < n) {
+      const int r = static_cast<int>(n - i);
+      store_n(y + i, exp_nonpos(load_n(x + i, r) - vm) * inv, r);
+    }
+  }
+}
+
+inline constexpr int kBlockVecs = 4;
+
+// One block of up to kBlockVecs * kLanes columns of one outer slice: per-lane
+// softmax over n rows spaced `inner` elements apart.
+template <class T>
+void column_block(const T* x, T* y, int64_t n, int64_t inner, int64_t width, bool log) {
+  Vf m[kBlockVecs], s[kBlockVecs];
+  int cnt[kBlockVecs];
+  const int nv = static_cast<int>((width + kLanes - 1) / kLanes);
+  for (int v = 0; v < nv; ++v) {
+    m[v] = set1(kNegInf);
+    s[v] = zero();
+    cnt[v] = static_cast<int>(std::min<int64_t>(kLanes, width - int64_t{v} * kLanes));
+  }
+  for (int64_t a = 0; a < n; ++a)
+    for (int v = 0; v < nv; ++v) m[v] = max(m[v], ld(x + a * inner + v * kLanes, cnt[v]));
+  for (int64_t a = 0; a < n; ++a)
+    for (int v = 0; v < nv; ++v)
+      s[v] = s[v] + exp_nonpos(ld(x + a * inner + v * kLanes, cnt[v]) - m[v]);
+  if (log) {
+    for (int v = 0; v < nv; ++v) m[v] = m[v] + vlog(s[v]);
+    for (int64_t a = 0; a < n; ++a)
+      for (int v = 0; v < nv; ++v) {
+        const int64_t o = a * inner + v * kLanes;
+        st(y + o, ld(x + o, cnt[v]) - m[v], cnt[v]);
+      }
+    return;
+  }
+  for (int v = 0; v < nv; ++v) s[v] = set1(1.0f) / s[v];
+  for (int64_t a = 0; a < n; ++a)
+    for (int v = 0; v < nv; ++v) {
+      const int64_t o = a * inner + v * kLanes;
+      st(y + o, exp_nonpos(ld(x + o, cnt[v]) - m[v]) * s[v], cnt[v]);
+    }
+}
+
+template <class T>
+void run_typed(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool log) {
+  if (outer == 0 || n == 0 || inner == 0) return;
+  if (inner == 1) {
+    // Rows are the unit of work: a row is computed the same way whichever
+    // thread runs it, so results are bit-identical for any thread count.
+    const int64_t grain = std::max<int64_t>(1, 8192 / n);
+    const bool nt = std::is_same_v<T, float> && kLanes > 1 &&
+                    reinterpret_cast<uintptr_t>(y) % 64 == 0 && n % 16 == 0 &&
+                    outer * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+    parallel_for(outer, grain, [&](int64_t b, int64_t e) {
+      alignas(64) float scratch[kScratch];
+      for (int64_t r = b; r < e; ++r) {
+        const T* xn = r + 1 < e ? x + (r + 1) * n : nullptr;
+        if (nt)
+          row<true>(x + r * n, y + r * n, n, log, scratch, xn);
+        else
+          row<false>(x + r * n, y + r * n, n, log, scratch, xn);
+      }
+      if (nt) store_fence();
+    });
+    return;
+  }
+  const int64_t bw = int64_t{kBlockVecs} * kLanes;
+  const int64_t blocks = (inner + bw - 1) / bw;
+  const int64_t grain = std::max<int64_t>(1, 8192 / (n * bw));
+  parallel_for(outer * blocks, grain, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / blocks, c0 = (t % blocks) * bw;
+      const int64_t off = o * n * inner + c0;
+      column_block(x + off, y + off, n, inner, std::min(bw, inner - c0), log);
+    }
+  });
+}
+
+inline void run(DType t, const void* x, void* y, int64_t outer, int64_t n, int64_t inner,
+                bool log) {
+  switch (t) {
+    case DType::f32:
+      return run_typed(static_cast<const float*>(x), static_cast<float*>(y), outer, n, inner, log);
+    case DType::bf16:
+      return run_typed(static_cast<const bf16*>(x), static_cast<bf16*>(y), outer, n, inner, log);
+    case DType::f16:
+      return run_typed(static_cast<const f16*>(x), static_cast<f16*>(y), outer, n, inner, log);
+    default:
+      return;
+  }
+}
+
+}  // namespace softmax_k
