@@ -6,6 +6,8 @@ namespace opsnn {
 
 void register_builtin_ops(Registry& r) {
   register_unary_ops(r);
+  register_shape_ops(r);
+  register_index_ops(r);
 }
 
 }  // namespace opsnn

@@ -7,4 +7,6 @@ class Registry;
 void register_builtin_ops(Registry& r);
 
 void register_unary_ops(Registry& r);
+void register_shape_ops(Registry& r);
+void register_index_ops(Registry& r);
 }  // namespace opsnn
