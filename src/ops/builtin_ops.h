@@ -8,5 +8,6 @@ void register_builtin_ops(Registry& r);
 
 void register_unary_ops(Registry& r);
 void register_shape_ops(Registry& r);
+void register_cast_op(Registry& r);
 void register_index_ops(Registry& r);
 }  // namespace opsnn
