@@ -830,7 +830,9 @@ void gather_ref(const OpCall& c, const std::vector<RefTensor>& in, std::vector<R
   for (size_t j = 0; j < in[1].data.size(); ++j) {
     const double v = in[1].data[j];
     if (v >= static_cast<double>(n) || v < (allow_negative ? -static_cast<double>(n) : 0.0))
-      c.fail(ops::input_name(c, 1), "indices in range", std::to_string(static_cast<int64_t>(v)));
+      c.fail(ops::input_name(c, 1),
+             "indices in [" + std::to_string(allow_negative ? -n : 0) + ", " + std::to_string(n) + ")",
+             std::to_string(static_cast<int64_t>(v)) + " at flat position " + std::to_string(j));
   }
   const int64_t outer = prod(ds, 0, static_cast<size_t>(axis));
   const int64_t inner = prod(ds, static_cast<size_t>(axis) + 1, ds.size());
