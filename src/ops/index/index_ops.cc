@@ -130,6 +130,9 @@ void add_cumsum(Registry& r) {
       }
     return cs;
   };
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema("cumsum"), kv, t);
+  };
   r.add_op(std::move(s));
   add_kernels(r, "cumsum", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
     const AxisShape a = axis_shape(in[0].shape(), c.axis("axis", c.attrs.i("axis"), in[0].rank()));
@@ -205,6 +208,9 @@ void add_topk(Registry& r) {
     add("[2,32000]", TensorDesc(t, {2, 32000}), 40, -1, 1, 1, {-10, 10});
     add("strided[33,17]^T", ops::transposed_desc(t, 33, 17), 4);
     return cs;
+  };
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema("topk"), kv, t);
   };
   r.add_op(std::move(s));
   add_kernels(r, "topk", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
@@ -345,6 +351,21 @@ void add_rope(Registry& r) {
     }
     return cs;
   };
+  // bench: b, l, h, d, rotary_dim, layout, mode.
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    auto get = [&](const char* k, int64_t def) { return kv.count(k) ? std::stoll(kv.at(k)) : def; };
+    const int64_t B = get("b", 1), L = get("l", 2048), H = get("h", 32), D = get("d", 128), rd = get("rotary_dim", 0);
+    const std::string layout = kv.count("layout") ? kv.at("layout") : "blhd";
+    const std::string mode = kv.count("mode") ? kv.at("mode") : "half_split";
+    const int64_t R = rd ? rd : D;
+    CheckCase c;
+    c.name = "bench";
+    c.inputs = {TensorDesc(t, layout == "bhld" ? Shape{B, H, L, D} : Shape{B, L, H, D}), TensorDesc(t, {L, R / 2}),
+                TensorDesc(t, {L, R / 2})};
+    c.attrs = {{"layout", layout}, {"mode", mode}, {"rotary_dim", rd}};
+    c.ranges = {{-2, 2}, {-1, 1}, {-1, 1}};
+    return c;
+  };
   r.add_op(std::move(s));
   add_kernels(r, "rope", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
     RopeGeom g = rope_geom(c);
@@ -439,6 +460,9 @@ void add_sample(Registry& r) {
     add("[2,32000]", {2, 32000}, 40, 0.9, 0.7, 42, {-10, 10});
     add("[2,32000]", {2, 32000}, 0, 0.3, 1, 43, {-10, 10});
     return cs;
+  };
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema("sample"), kv, t);
   };
   r.add_op(std::move(s));
   add_kernels(r, "sample", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {

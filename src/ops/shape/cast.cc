@@ -12,6 +12,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/shape/shape_util.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
 #include "opsnn/thread_pool.h"
@@ -183,6 +184,12 @@ void register_cast_op(Registry& r) {
       cs.push_back(cc("strided[4,5,6]" + tn, TensorDesc(from, {4, 5, 6}, {70, 14, 2}), to, range));
     }
     return cs;
+  };
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    CheckCase c = shape::bench_case_from(Registry::global().schema("cast"), kv, t);
+    c.keep_dtypes = true;
+    c.ranges = {{-100, 100}};
+    return c;
   };
   r.add_op(std::move(s));
 

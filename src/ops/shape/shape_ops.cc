@@ -118,6 +118,55 @@ std::vector<SliceDim> slice_params(const OpCall& call) {
   return p;
 }
 
+CheckCase bench_case_from(const OpSchema& schema, const std::map<std::string, std::string>& kv, DType t) {
+  bool has_shape_attr = false;
+  for (const AttrSpec& a : schema.attrs) has_shape_attr |= a.name == "shape";
+  auto parse_list = [](const std::string& v, char sep) {
+    std::vector<int64_t> r;
+    if (v == "-") return r;
+    size_t at = 0;
+    while (at <= v.size()) {
+      const size_t e = std::min(v.find(sep, at), v.size());
+      r.push_back(std::stoll(v.substr(at, e - at)));
+      at = e + 1;
+    }
+    return r;
+  };
+  CheckCase c;
+  c.name = "bench";
+  Shape shape = {1 << 24};
+  for (const auto& [k, v] : kv) {
+    if (k == "x" || (k == "shape" && !has_shape_attr)) {
+      shape = parse_list(v, 'x');
+      continue;
+    }
+    const AttrSpec* spec = nullptr;
+    for (const AttrSpec& a : schema.attrs)
+      if (a.name == k) spec = &a;
+    if (!spec) throw Error(schema.name, "--case key '" + k + "'", "x=AxB or an attribute", "'" + k + "'");
+    switch (spec->type) {
+      case AttrType::i64:
+        c.attrs.set(k, static_cast<int64_t>(std::stoll(v)));
+        break;
+      case AttrType::f64:
+        c.attrs.set(k, std::stod(v));
+        break;
+      case AttrType::str:
+        c.attrs.set(k, v);
+        break;
+      default:
+        c.attrs.set(k, parse_list(v, ':'));
+    }
+  }
+  for (const ArgSpec& a : schema.inputs)
+    if (!a.optional) c.inputs.push_back(TensorDesc(t, shape));
+  if (schema.cases) {
+    auto cs = schema.cases(t);
+    if (!cs.empty()) c.ranges = cs.front().ranges;
+  }
+  return c;
+}
+
 }  // namespace shape
 
 namespace {
@@ -248,6 +297,9 @@ void add_reshape(Registry& r) {
     cs.push_back(cc("strided[4,5,6]->[0,30]", {TensorDesc(t, {4, 5, 6}, {70, 14, 2})}, {{"shape", V{0, 30}}}));
     return cs;
   };
+  s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+  };
   r.add_op(std::move(s));
   add_move_kernels(r, "reshape", reshape_kernel);
 }
@@ -317,6 +369,9 @@ void add_transpose(Registry& r) {
     cs.push_back(cc("strided[33,17]^T", {ops::transposed_desc(t, 33, 17)}, {}));
     cs.push_back(cc("strided[4,5,6]perm2,0,1", {TensorDesc(t, {4, 5, 6}, {70, 14, 2})}, {{"perm", V{2, 0, 1}}}));
     return cs;
+  };
+  s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "transpose", transpose_kernel);
@@ -391,6 +446,14 @@ void add_concat(Registry& r) {
     cs.push_back(cc("strided[33,17]^T+[33,5]ax1", {ops::transposed_desc(t, 33, 17), d({33, 5})}, {{"axis", int64_t{1}}}));
     cs.push_back(cc("[2,0,3]+[2,0,3]ax1", {d({2, 0, 3}), d({2, 0, 3})}, {{"axis", int64_t{1}}}));
     return cs;
+  };
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    std::map<std::string, std::string> rest = kv;
+    const int64_t n = rest.count("n") ? std::stoll(rest["n"]) : 2;
+    rest.erase("n");
+    CheckCase c = shape::bench_case_from(Registry::global().schema("concat"), rest, t);
+    c.inputs.assign(static_cast<size_t>(n), c.inputs.empty() ? TensorDesc(t, {1 << 24}) : c.inputs.front());
+    return c;
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "concat", concat_kernel);
@@ -489,6 +552,9 @@ void add_split(Registry& r) {
     cs.push_back(cc("strided[33,17]^Tn2ax1", {ops::transposed_desc(t, 33, 17)}, {{"num_outputs", int64_t{2}}, {"axis", int64_t{1}}}));
     return cs;
   };
+  s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+  };
   r.add_op(std::move(s));
   add_move_kernels(r, "split", split_kernel);
 }
@@ -556,6 +622,9 @@ void add_slice(Registry& r) {
     add("strided[33,17]^T", ops::transposed_desc(t, 33, 17), {2, 1}, {30, 16}, {}, {3, 1});
     add("strided[4,5,6]", TensorDesc(t, {4, 5, 6}, {70, 14, 2}), {1, -1}, {3, 0}, {0, 2}, {1, -2});
     return cs;
+  };
+  s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "slice", slice_kernel);
@@ -709,6 +778,9 @@ void add_pad(Registry& r) {
     }
     return cs;
   };
+  s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+  };
   r.add_op(std::move(s));
   add_move_kernels(r, "pad", pad_kernel);
 }
@@ -775,6 +847,9 @@ void add_expand(Registry& r) {
     add("[257]->[300,1]", TensorDesc(t, {257}), {300, 1});
     add("strided[33,17]^T->[2,33,17]", ops::transposed_desc(t, 33, 17), {2, 1, 1});
     return cs;
+  };
+  s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
+    return shape::bench_case_from(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "expand", expand_kernel);
@@ -890,6 +965,19 @@ void add_gather(Registry& r) {
     add("strided[33,17]^Tax1", {}, TensorDesc(DType::i64, {5}), 1, {-17, 16, true}, ops::transposed_desc(t, 33, 17));
     return cs;
   };
+  // bench: x=AxB, idx=N indices, axis.
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    std::map<std::string, std::string> rest = kv;
+    const int64_t n = rest.count("idx") ? std::stoll(rest["idx"]) : 1024;
+    rest.erase("idx");
+    CheckCase c = shape::bench_case_from(Registry::global().schema("gather"), rest, t);
+    const int64_t axis = c.attrs.has("axis") ? c.attrs.i("axis") : 0;
+    const Shape& xs = c.inputs[0].shape;
+    const int64_t dim = xs[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(xs.size()) : axis)];
+    c.inputs[1] = TensorDesc(DType::i64, {n});
+    c.ranges = {{}, {0, static_cast<double>(dim - 1), true}};
+    return c;
+  };
   r.add_op(std::move(s));
   add_move_kernels(r, "gather", gather_kernel, true);
 }
@@ -927,6 +1015,16 @@ void add_embedding(Registry& r) {
     add("[100,33]ids[2,7]", {100, 33}, TensorDesc(DType::i64, {2, 7}));
     add("[1000,768]ids[4,17]", {1000, 768}, TensorDesc(DType::i64, {4, 17}));
     return cs;
+  };
+  // bench: v=rows, d=width, ids=N.
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    auto get = [&](const char* k, int64_t def) { return kv.count(k) ? std::stoll(kv.at(k)) : def; };
+    const int64_t V = get("v", 32000), D = get("d", 4096), n = get("ids", 512);
+    CheckCase c;
+    c.name = "bench";
+    c.inputs = {TensorDesc(t, {V, D}), TensorDesc(DType::i64, {n})};
+    c.ranges = {{}, {0, static_cast<double>(V - 1), true}};
+    return c;
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "embedding", embedding_kernel, true);

@@ -60,25 +60,30 @@ void cumsum_t(const T* x, T* y, AxisShape s, bool exclusive, bool reverse) {
     });
     return;
   }
-  // Across rows: whole vectors of the inner dim accumulate together.
-  constexpr int64_t kCols = 16 * kLanes;
+  // Across rows: a block of up to 2048 columns accumulates in an f32 buffer
+  // (L1) while the rows are walked in memory order.
+  constexpr int64_t kCols = 2048;
   const int64_t cblocks = (inner + kCols - 1) / kCols;
   parallel_for(s.outer * cblocks, 1, [&](int64_t b, int64_t e) {
+    alignas(64) float acc[kCols];
     for (int64_t t = b; t < e; ++t) {
       const int64_t o = t / cblocks, c0 = (t % cblocks) * kCols, cn = std::min(kCols, inner - c0);
-      for (int64_t j = 0; j < cn; j += kLanes) {
-        const int r = static_cast<int>(std::min<int64_t>(kLanes, cn - j));
-        Vf acc = zero();
-        for (int64_t q = 0; q < n; ++q) {
-          const int64_t i = reverse ? n - 1 - q : q;
-          const int64_t off = (o * n + i) * inner + c0 + j;
-          const Vf v = r == kLanes ? load(x + off) : load_n(x + off, r);
-          const Vf out = exclusive ? acc : acc + v;
-          acc = acc + v;
-          if (r == kLanes)
-            store(y + off, out);
-          else
-            store_n(y + off, out, r);
+      std::fill(acc, acc + cn, 0.0f);
+      for (int64_t q = 0; q < n; ++q) {
+        const int64_t i = reverse ? n - 1 - q : q;
+        const T* xr = x + (o * n + i) * inner + c0;
+        T* yr = y + (o * n + i) * inner + c0;
+        int64_t j = 0;
+        for (; j + kLanes <= cn; j += kLanes) {
+          const Vf a = load(acc + j), v = load(xr + j);
+          store(yr + j, exclusive ? a : a + v);
+          store(acc + j, a + v);
+        }
+        if (j < cn) {
+          const int r = static_cast<int>(cn - j);
+          const Vf a = load_n(acc + j, r), v = load_n(xr + j, r);
+          store_n(yr + j, exclusive ? a : a + v, r);
+          store_n(acc + j, a + v, r);
         }
       }
     }

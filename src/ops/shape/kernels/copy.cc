@@ -103,7 +103,7 @@ TileFn tile_for(size_t es, const TileKernels& t) {
   }
 }
 
-constexpr int64_t kBlock = 64;  // transpose cache block (elements per side)
+constexpr int64_t kBlock = 256;  // transpose cache block (elements per side)
 
 }  // namespace
 
