@@ -190,6 +190,19 @@ TEST(TopK, NaNCountsAsLargestAndTiesGoToLowerIndex) {
   }
 }
 
+TEST(TopK, NaNInALongRowIsKeptByTheFilter) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = Tensor::empty({300}, DType::f32);
+  for (int i = 0; i < 300; ++i) x.data_as<float>()[i] = static_cast<float>(i % 7);
+  x.data_as<float>()[250] = nan;
+  for (const std::string& k : kernel_names("topk")) {
+    auto out = Op::create("topk", {x}, {{"k", int64_t{3}}}, k)({x});
+    EXPECT_EQ((std::vector<int64_t>(out[1].data_as<int64_t>(), out[1].data_as<int64_t>() + 3)), (V{250, 6, 13})) << k;
+    auto small = Op::create("topk", {x}, {{"k", int64_t{3}}, {"largest", int64_t{0}}}, k)({x});
+    EXPECT_EQ((std::vector<int64_t>(small[1].data_as<int64_t>(), small[1].data_as<int64_t>() + 3)), (V{0, 7, 14})) << k;
+  }
+}
+
 TEST(Sample, DeterministicPerSeedAndDistributedAsTheWeights) {
   const int64_t B = 4000, Vn = 4;
   Tensor logits = Tensor::empty({B, Vn}, DType::f32);

@@ -180,13 +180,46 @@ struct Cand {
   int64_t i;
 };
 
-// Keeps the best k of `row` (n values) in cand[0..k), ordered best first:
-// nth_element + sort under the shared total order (index::before).
+// Keeps the best k of `row` (n values) in cand[0..k), ordered best first
+// under the shared total order (index::before). For k << n a vector pass
+// first keeps only the values at least as good as a threshold th: the k-th
+// best of a prefix, so at least k values reach it and every one of the true
+// best k does (NaN, the largest, is always kept). nth_element + sort then
+// run on those few candidates only: the result is the same set and order as
+// over the whole row.
 inline void select_best(const float* row, int64_t n, int64_t k, bool largest, std::vector<Cand>& cand) {
-  cand.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) cand[static_cast<size_t>(i)] = {row[i], i};
   auto cmp = [largest](const Cand& a, const Cand& b) { return index::before(a.v, a.i, b.v, b.i, largest); };
-  if (k < n) std::nth_element(cand.begin(), cand.begin() + k, cand.end(), cmp);
+  cand.clear();
+  if (k <= 0) return;
+  const int64_t m = std::max(k, n / 16);
+  bool filtered = false;
+  if (8 * k <= n) {
+    cand.resize(static_cast<size_t>(m));
+    for (int64_t i = 0; i < m; ++i) cand[static_cast<size_t>(i)] = {row[i], i};
+    std::nth_element(cand.begin(), cand.begin() + (k - 1), cand.end(), cmp);
+    const float th = cand[static_cast<size_t>(k - 1)].v;
+    if (th == th) {
+      filtered = true;
+      cand.clear();
+      const Vf t = set1(th);
+      int64_t i = 0;
+      auto keep = [&](int64_t j) {
+        const float v = row[j];
+        if (v != v || (largest ? v >= th : v <= th)) cand.push_back({v, j});
+      };
+      for (; i + kLanes <= n; i += kLanes) {
+        const Vf v = load(row + i);
+        if (any((largest ? v >= t : v <= t) | isnan(v)))
+          for (int64_t j = i; j < i + kLanes; ++j) keep(j);
+      }
+      for (; i < n; ++i) keep(i);
+    }
+  }
+  if (!filtered) {
+    cand.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) cand[static_cast<size_t>(i)] = {row[i], i};
+  }
+  if (k < static_cast<int64_t>(cand.size())) std::nth_element(cand.begin(), cand.begin() + k, cand.end(), cmp);
   std::sort(cand.begin(), cand.begin() + k, cmp);
 }
 
