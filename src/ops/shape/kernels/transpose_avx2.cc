@@ -58,10 +58,16 @@ inline void t8x8_2(const uint16_t* s, int64_t sl, uint16_t* d, int64_t dl) {
 }
 
 void tile4(const void* src, int64_t sl, void* dst, int64_t dl, int64_t rows, int64_t cols) {
-  tile_blocked<8, float>(src, sl, dst, dl, rows, cols, t8x8_4);
+  tile_blocked<8, 8, float>(src, sl, dst, dl, rows, cols, t8x8_4);
 }
 void tile2(const void* src, int64_t sl, void* dst, int64_t dl, int64_t rows, int64_t cols) {
-  tile_blocked<8, uint16_t>(src, sl, dst, dl, rows, cols, t8x8_2);
+  // 32 x 32 blocks of sixteen 8x8 tiles: whole 64-byte lines read and written.
+  tile_blocked<32, 32, uint16_t>(src, sl, dst, dl, rows, cols,
+                                 [](const uint16_t* s, int64_t sl2, uint16_t* d, int64_t dl2) {
+                                   for (int c = 0; c < 4; ++c)
+                                     for (int q = 0; q < 4; ++q)
+                                       t8x8_2(s + 8 * q * sl2 + 8 * c, sl2, d + 8 * c * dl2 + 8 * q, dl2);
+                                 });
 }
 
 }  // namespace

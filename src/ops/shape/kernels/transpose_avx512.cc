@@ -35,7 +35,7 @@ inline void t16x16_4(const float* s, int64_t sl, float* d, int64_t dl) {
 }
 
 void tile4(const void* src, int64_t sl, void* dst, int64_t dl, int64_t rows, int64_t cols) {
-  tile_blocked<16, float>(src, sl, dst, dl, rows, cols, t16x16_4);
+  tile_blocked<16, 16, float>(src, sl, dst, dl, rows, cols, t16x16_4);
 }
 
 }  // namespace
