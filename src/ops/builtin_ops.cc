@@ -13,6 +13,10 @@ void register_builtin_ops(Registry& r) {
 
   register_softmax_ops(r);
   register_norm_ops(r);
+
+  register_shape_ops(r);
+  register_cast_op(r);
+  register_index_ops(r);
 }
 
 }  // namespace opsnn

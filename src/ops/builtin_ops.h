@@ -14,4 +14,8 @@ void register_reduce_ops(Registry& r);
 
 void register_softmax_ops(Registry& r);
 void register_norm_ops(Registry& r);
+
+void register_shape_ops(Registry& r);
+void register_cast_op(Registry& r);
+void register_index_ops(Registry& r);
 }  // namespace opsnn

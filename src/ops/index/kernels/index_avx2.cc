@@ -1,0 +1,18 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/simd/vec_avx2.h"
+#include "ops/index/index.h"
+#include "ops/index/order.h"
+#include "opsnn/thread_pool.h"
+
+namespace opsnn::simd::avx2 {
+#include "ops/index/kernels/index_impl.h"
+}  // namespace opsnn::simd::avx2
+
+namespace opsnn::index {
+Kernels kernels_avx2() { return simd::avx2::indexk::kernels(); }
+}  // namespace opsnn::index
