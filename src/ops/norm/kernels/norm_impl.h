@@ -36,12 +36,24 @@ inline Vf src_n(const T* x, const T* r, int64_t i, int n) {
     return load_n(x + i, n);
 }
 
+// f32 outputs larger than this are written with non-temporal stores (no
+// read-for-ownership of y; the output would not stay in L2/L3 anyway).
+inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
+
+template <bool NT, class T>
+inline void put(T* p, Vf v) {
+  if constexpr (NT && std::is_same_v<T, float>)
+    stream(p, v);
+  else
+    store(p, v);
+}
+
 struct Stats {
   float mean, scale;  // scale: 1/sqrt(var + eps) or 1/sqrt(mean(v^2) + eps)
 };
 
 // Layer statistics of v = x (+ r) over n elements; stores v to s when Res.
-template <class T, bool Res>
+template <class T, bool Res, bool NT = false>
 Stats layer_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
   double cnt = 0, mean = 0, m2 = 0;
   for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
@@ -56,10 +68,10 @@ Stats layer_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
       const Vf v0 = src<T, Res>(xb, rb, i), v1 = src<T, Res>(xb, rb, i + kLanes);
       const Vf v2 = src<T, Res>(xb, rb, i + 2 * kLanes), v3 = src<T, Res>(xb, rb, i + 3 * kLanes);
       if constexpr (Res) {
-        store(sb + i, v0);
-        store(sb + i + kLanes, v1);
-        store(sb + i + 2 * kLanes, v2);
-        store(sb + i + 3 * kLanes, v3);
+        put<NT>(sb + i, v0);
+        put<NT>(sb + i + kLanes, v1);
+        put<NT>(sb + i + 2 * kLanes, v2);
+        put<NT>(sb + i + 3 * kLanes, v3);
       }
       a0 = a0 + v0;
       a1 = a1 + v1;
@@ -68,7 +80,7 @@ Stats layer_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
     }
     for (; i + kLanes <= nb; i += kLanes) {
       const Vf v = src<T, Res>(xb, rb, i);
-      if constexpr (Res) store(sb + i, v);
+      if constexpr (Res) put<NT>(sb + i, v);
       a0 = a0 + v;
     }
     if (i < nb) {
@@ -125,7 +137,7 @@ Stats layer_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
 }
 
 // RMS statistics: mean of v^2 (one read), v stored to s when Res.
-template <class T, bool Res>
+template <class T, bool Res, bool NT = false>
 Stats rms_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
   double ss = 0;
   for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
@@ -139,10 +151,10 @@ Stats rms_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
       const Vf v0 = src<T, Res>(xb, rb, i), v1 = src<T, Res>(xb, rb, i + kLanes);
       const Vf v2 = src<T, Res>(xb, rb, i + 2 * kLanes), v3 = src<T, Res>(xb, rb, i + 3 * kLanes);
       if constexpr (Res) {
-        store(sb + i, v0);
-        store(sb + i + kLanes, v1);
-        store(sb + i + 2 * kLanes, v2);
-        store(sb + i + 3 * kLanes, v3);
+        put<NT>(sb + i, v0);
+        put<NT>(sb + i + kLanes, v1);
+        put<NT>(sb + i + 2 * kLanes, v2);
+        put<NT>(sb + i + 3 * kLanes, v3);
       }
       a0 = fma(v0, v0, a0);
       a1 = fma(v1, v1, a1);
@@ -151,7 +163,7 @@ Stats rms_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
     }
     for (; i + kLanes <= nb; i += kLanes) {
       const Vf v = src<T, Res>(xb, rb, i);
-      if constexpr (Res) store(sb + i, v);
+      if constexpr (Res) put<NT>(sb + i, v);
       a0 = fma(v, v, a0);
     }
     if (i < nb) {
@@ -164,18 +176,6 @@ Stats rms_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
   }
   const double ms = n > 0 ? ss / static_cast<double>(n) : 0.0;
   return {0.0f, static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)))};
-}
-
-// f32 outputs larger than this are written with non-temporal stores (no
-// read-for-ownership of y; the output would not stay in L2/L3 anyway).
-inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
-
-template <bool NT, class T>
-inline void put(T* p, Vf v) {
-  if constexpr (NT && std::is_same_v<T, float>)
-    stream(p, v);
-  else
-    store(p, v);
 }
 
 // Software prefetch of [p, p + bytes) (no effect on results).
@@ -222,7 +222,8 @@ void rows_typed(const norm::RowArgs& a) {
   // thread runs it, so results are bit-identical for any thread count.
   const int64_t grain = std::max<int64_t>(1, 16384 / n);
   const bool nt = std::is_same_v<T, float> && kLanes > 1 &&
-                  reinterpret_cast<uintptr_t>(y) % 64 == 0 && n % 16 == 0 &&
+                  reinterpret_cast<uintptr_t>(y) % 64 == 0 &&
+                  reinterpret_cast<uintptr_t>(s) % 64 == 0 && n % 16 == 0 &&
                   a.rows * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
   parallel_for(a.rows, grain, [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
@@ -230,8 +231,10 @@ void rows_typed(const norm::RowArgs& a) {
       const T* rr = Res ? r + off : nullptr;
       T* sr = Res ? s + off : nullptr;
       const int64_t blk = (row / a.period) * n;
-      const Stats st = Rms ? rms_stats<T, Res>(x + off, rr, sr, n, a.eps)
-                           : layer_stats<T, Res>(x + off, rr, sr, n, a.eps);
+      const Stats st = nt ? (Rms ? rms_stats<T, Res, true>(x + off, rr, sr, n, a.eps)
+                                 : layer_stats<T, Res, true>(x + off, rr, sr, n, a.eps))
+                          : (Rms ? rms_stats<T, Res, false>(x + off, rr, sr, n, a.eps)
+                                 : layer_stats<T, Res, false>(x + off, rr, sr, n, a.eps));
       const T* xn = row + 1 < e ? x + off + n : nullptr;
       const T* rn = Res && row + 1 < e ? r + off + n : nullptr;
       if (nt)

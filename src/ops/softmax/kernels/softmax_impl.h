@@ -3,9 +3,9 @@
 //
 // Numerically stable: the maximum of each row is subtracted before exp.
 // Last axis (inner == 1): one row at a time, three passes over a row that
-// stays in L1/L2 after the first (max; exp and sum; scale). Other axes: a
-// block of kBlockVecs vectors across the inner dimension walks the axis with
-// per-lane max/sum, so the loads stay contiguous.
+// stays in L1 after the first (max; exp and sum; scale). Other axes: chunks
+// of up to kColChunk contiguous columns walk the axis row by row with an
+// online per-column max and sum (two reads of x, contiguous loads).
 
 namespace softmax_k {
 
@@ -137,40 +137,78 @@ void row(const T* x, T* y, int64_t n, bool log, float* scratch, const T* xn) {
   }
 }
 
-inline constexpr int kBlockVecs = 4;
+// Columns per task of the other-axes path; the per-column state lives on
+// the stack (2 x 4 KiB).
+inline constexpr int64_t kColChunk = 1024;
 
-// One block of up to kBlockVecs * kLanes columns of one outer slice: per-lane
-// softmax over n rows spaced `inner` elements apart.
 template <class T>
-void column_block(const T* x, T* y, int64_t n, int64_t inner, int64_t width, bool log) {
-  Vf m[kBlockVecs], s[kBlockVecs];
-  int cnt[kBlockVecs];
-  const int nv = static_cast<int>((width + kLanes - 1) / kLanes);
-  for (int v = 0; v < nv; ++v) {
-    m[v] = set1(kNegInf);
-    s[v] = zero();
-    cnt[v] = static_cast<int>(std::min<int64_t>(kLanes, width - int64_t{v} * kLanes));
+inline Vf ldc(const T* p, int64_t j, int64_t width) {
+  return j + kLanes <= width ? load(p + j) : load_n(p + j, static_cast<int>(width - j));
+}
+inline void stc(float* p, int64_t j, int64_t width, Vf v) {
+  if (j + kLanes <= width)
+    store(p + j, v);
+  else
+    store_n(p + j, v, static_cast<int>(width - j));
+}
+template <class T>
+inline void sty(T* p, int64_t j, int64_t width, Vf v) {
+  if (j + kLanes <= width)
+    store(p + j, v);
+  else
+    store_n(p + j, v, static_cast<int>(width - j));
+}
+
+// Rows of the other-axes path handled per visit of the column state: the
+// state is loaded once per kRowBlock rows and kept in registers meanwhile.
+inline constexpr int64_t kRowBlock = 16;
+
+// Softmax over n rows spaced `inner` elements apart, for `width` (<= kColChunk)
+// contiguous columns. Pass 1 walks the rows in order with an online
+// per-column maximum and rescaled sum; pass 2 writes. Each column sees the
+// same operations in the same order whatever the chunking, so results do not
+// depend on the thread count.
+template <class T>
+void columns(const T* x, T* y, int64_t n, int64_t inner, int64_t width, bool log) {
+  alignas(64) float m[kColChunk], s[kColChunk];
+  const Vf lowest = set1(-std::numeric_limits<float>::max());
+  for (int64_t j = 0; j < width; j += kLanes) {
+    stc(m, j, width, lowest);
+    stc(s, j, width, zero());
   }
-  for (int64_t a = 0; a < n; ++a)
-    for (int v = 0; v < nv; ++v) m[v] = max(m[v], ld(x + a * inner + v * kLanes, cnt[v]));
-  for (int64_t a = 0; a < n; ++a)
-    for (int v = 0; v < nv; ++v)
-      s[v] = s[v] + exp_nonpos(ld(x + a * inner + v * kLanes, cnt[v]) - m[v]);
-  if (log) {
-    for (int v = 0; v < nv; ++v) m[v] = m[v] + vlog(s[v]);
-    for (int64_t a = 0; a < n; ++a)
-      for (int v = 0; v < nv; ++v) {
-        const int64_t o = a * inner + v * kLanes;
-        st(y + o, ld(x + o, cnt[v]) - m[v], cnt[v]);
+  for (int64_t a0 = 0; a0 < n; a0 += kRowBlock) {
+    const int64_t a1 = std::min(n, a0 + kRowBlock);
+    for (int64_t j = 0; j < width; j += kLanes) {
+      Vf mo = ldc(m, j, width), so = ldc(s, j, width);
+      for (int64_t a = a0; a < a1; ++a) {
+        if (a + kRowBlock < n)
+          __builtin_prefetch(x + (a + kRowBlock) * inner + j);  // the next row block
+        const Vf v = ldc(x + a * inner, j, width);
+        const Vf mn = max(mo, v);  // NaN in v propagates
+        so = fma(so, exp_nonpos(mo - mn), exp_nonpos(v - mn));
+        mo = mn;
       }
-    return;
-  }
-  for (int v = 0; v < nv; ++v) s[v] = set1(1.0f) / s[v];
-  for (int64_t a = 0; a < n; ++a)
-    for (int v = 0; v < nv; ++v) {
-      const int64_t o = a * inner + v * kLanes;
-      st(y + o, exp_nonpos(ld(x + o, cnt[v]) - m[v]) * s[v], cnt[v]);
+      stc(m, j, width, mo);
+      stc(s, j, width, so);
     }
+  }
+  for (int64_t j = 0; j < width; j += kLanes) {
+    if (log)
+      stc(m, j, width, ldc(m, j, width) + vlog(ldc(s, j, width)));
+    else
+      stc(s, j, width, set1(1.0f) / ldc(s, j, width));
+  }
+  for (int64_t a0 = 0; a0 < n; a0 += kRowBlock) {
+    const int64_t a1 = std::min(n, a0 + kRowBlock);
+    for (int64_t j = 0; j < width; j += kLanes) {
+      const Vf mv = ldc(m, j, width), sv = ldc(s, j, width);
+      for (int64_t a = a0; a < a1; ++a) {
+        if (a + kRowBlock < n) __builtin_prefetch(x + (a + kRowBlock) * inner + j);
+        const Vf v = ldc(x + a * inner, j, width);
+        sty(y + a * inner, j, width, log ? v - mv : exp_nonpos(v - mv) * sv);
+      }
+    }
+  }
 }
 
 template <class T>
@@ -196,14 +234,17 @@ void run_typed(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool l
     });
     return;
   }
-  const int64_t bw = int64_t{kBlockVecs} * kLanes;
-  const int64_t blocks = (inner + bw - 1) / bw;
-  const int64_t grain = std::max<int64_t>(1, 8192 / (n * bw));
-  parallel_for(outer * blocks, grain, [&](int64_t b, int64_t e) {
+  // Column chunks: a function of the shape only (never of the thread count);
+  // at least two per outer slice when inner allows, so two threads share work.
+  const int64_t half = ((inner + 1) / 2 + 63) / 64 * 64;
+  const int64_t cw = std::min(kColChunk, std::max<int64_t>(64, half));
+  const int64_t chunks = (inner + cw - 1) / cw;
+  const int64_t grain = std::max<int64_t>(1, 16384 / (n * cw));
+  parallel_for(outer * chunks, grain, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      const int64_t o = t / blocks, c0 = (t % blocks) * bw;
+      const int64_t o = t / chunks, c0 = (t % chunks) * cw;
       const int64_t off = o * n * inner + c0;
-      column_block(x + off, y + off, n, inner, std::min(bw, inner - c0), log);
+      columns(x + off, y + off, n, inner, std::min(cw, inner - c0), log);
     }
   });
 }
