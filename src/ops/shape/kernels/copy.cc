@@ -53,6 +53,8 @@ void copy_run(const T* s, int64_t ss, T* d, int64_t ds, int64_t n) {
   if (ds == 1 && ss == 0) {
     const T v = *s;
     for (int64_t i = 0; i < n; ++i) d[i] = v;
+  } else if (ds == 1 && ss == -1) {  // reversed run (slice with step -1, pad reflect)
+    for (int64_t i = 0; i < n; ++i) d[i] = s[-i];
   } else if (ds == 1) {
     for (int64_t i = 0; i < n; ++i) d[i] = s[i * ss];
   } else {
