@@ -38,14 +38,21 @@ TEST(Gather, OutOfRangeIndexIsARunTimeError) {
   Tensor idx = Tensor::from<int64_t>({0, -4, 4}, {3});
   for (const std::string& k : kernel_names("gather")) {
     Op op = Op::create("gather", {x, idx}, {}, k);
-    EXPECT_NE(error_of([&] { op({x, idx}); }).find("gather: input 'indices': expected indices in"), std::string::npos)
+    EXPECT_NE(error_of([&] {
+                op({x, idx});
+              }).find("gather: input 'indices': expected indices in"),
+              std::string::npos)
         << k;
   }
   Tensor ok = Tensor::from<int32_t>({-4, 3}, {2});
   EXPECT_EQ(call("gather", {x, ok})[0].shape(), (Shape{2, 3}));
-  EXPECT_EQ(error_of([&] { call("gather", {x, Tensor::zeros({2}, DType::f32)}); }),
+  EXPECT_EQ(error_of([&] {
+              call("gather", {x, Tensor::zeros({2}, DType::f32)});
+            }),
             "gather: input 'indices': expected dtype i64|i32, got f32");
-  EXPECT_EQ(error_of([&] { call("gather", {x, idx}, {{"axis", int64_t{2}}}); }),
+  EXPECT_EQ(error_of([&] {
+              call("gather", {x, idx}, {{"axis", int64_t{2}}});
+            }),
             "gather: attribute 'axis': expected an axis in [-2, 2), got 2");
 }
 
@@ -55,7 +62,9 @@ TEST(Embedding, NegativeOrLargeIdIsARunTimeError) {
     for (int64_t bad : {int64_t{-1}, int64_t{5}}) {
       Tensor ids = Tensor::from<int64_t>({1, bad}, {2});
       Op op = Op::create("embedding", {t, ids}, {}, k);
-      EXPECT_NE(error_of([&] { op({t, ids}); }).find("embedding: input 'ids': expected indices in [0, 5)"),
+      EXPECT_NE(error_of([&] {
+                  op({t, ids});
+                }).find("embedding: input 'ids': expected indices in [0, 5)"),
                 std::string::npos)
           << k;
     }
@@ -67,53 +76,98 @@ TEST(Rope, PositionOutsideTableIsARunTimeError) {
   Tensor pos = Tensor::from<int64_t>({0, 3}, {2});
   for (const std::string& k : kernel_names("rope")) {
     Op op = Op::create("rope", {x, c, c, pos}, {}, k);
-    EXPECT_NE(error_of([&] { op({x, c, c, pos}); }).find("rope: input 'positions': expected values in [0, 3)"),
+    EXPECT_NE(error_of([&] {
+                op({x, c, c, pos});
+              }).find("rope: input 'positions': expected values in [0, 3)"),
               std::string::npos)
         << k;
   }
-  EXPECT_EQ(error_of([&] { call("rope", {x, c, c}, {{"rotary_dim", int64_t{3}}}); }),
+  EXPECT_EQ(error_of([&] {
+              call("rope", {x, c, c}, {{"rotary_dim", int64_t{3}}});
+            }),
             "rope: attribute 'rotary_dim': expected an even value in [0, 4] (0 = head dim), got 3");
   Tensor small = Tensor::zeros({1, 2}, DType::f32);
-  EXPECT_EQ(error_of([&] { call("rope", {x, small, small}); }),
+  EXPECT_EQ(error_of([&] {
+              call("rope", {x, small, small});
+            }),
             "rope: input 'cos': expected at least L = 2 rows (no positions given), got [1, 2]");
 }
 
 TEST(ShapeOps, RejectBadAttributesClearly) {
   Tensor x = Tensor::zeros({2, 3, 4}, DType::f32);
-  EXPECT_EQ(error_of([&] { call("reshape", {x}, {{"shape", V{5, -1}}}); }),
-            "reshape: attribute 'shape': expected a shape with 24 elements (as input [2, 3, 4]), got [5, -1]");
-  EXPECT_EQ(error_of([&] { call("reshape", {x}, {{"shape", V{-1, -1}}}); }),
+  EXPECT_EQ(error_of([&] {
+              call("reshape", {x}, {{"shape", V{5, -1}}});
+            }),
+            "reshape: attribute 'shape': expected a shape with 24 elements (as input [2, 3, 4]), "
+            "got [5, -1]");
+  EXPECT_EQ(error_of([&] {
+              call("reshape", {x}, {{"shape", V{-1, -1}}});
+            }),
             "reshape: attribute 'shape': expected at most one -1, got [-1, -1]");
-  EXPECT_EQ(error_of([&] { call("transpose", {x}, {{"perm", V{0, 0, 1}}}); }),
+  EXPECT_EQ(error_of([&] {
+              call("transpose", {x}, {{"perm", V{0, 0, 1}}});
+            }),
             "transpose: attribute 'perm': expected a permutation of 0..2, got [0, 0, 1]");
   Tensor y = Tensor::zeros({2, 5, 4}, DType::f32);
-  EXPECT_NE(error_of([&] { call("concat", {x, y}); }).find("concat: input 'inputs[1]': expected shape [2, 3, 4]"),
+  EXPECT_NE(error_of([&] {
+              call("concat", {x, y});
+            }).find("concat: input 'inputs[1]': expected shape [2, 3, 4]"),
             std::string::npos);
   EXPECT_EQ(call("concat", {x, y}, {{"axis", int64_t{-2}}})[0].shape(), (Shape{2, 8, 4}));
-  EXPECT_EQ(error_of([&] { call("concat", {x, Tensor::zeros({2, 3, 4}, DType::f16)}); }),
+  EXPECT_EQ(error_of([&] {
+              call("concat", {x, Tensor::zeros({2, 3, 4}, DType::f16)});
+            }),
             "concat: input 'inputs[1]': expected dtype f32 (as input 'inputs[0]'), got f16");
-  EXPECT_EQ(error_of([&] { Op::create("split", {x}, {{"split", V{1, 2}}, {"axis", int64_t{2}}}); }),
+  EXPECT_EQ(error_of([&] {
+              Op::create("split", {x}, {{"split", V{1, 2}}, {"axis", int64_t{2}}});
+            }),
             "split: attribute 'split': expected sizes summing to 4 (dim 2), got [1, 2] (sum 3)");
-  EXPECT_EQ(Op::create("split", {x}, {{"num_outputs", int64_t{3}}, {"axis", int64_t{1}}}).outputs().size(), 3u);
-  EXPECT_EQ(error_of([&] { call("slice", {x}, {{"starts", V{0}}, {"ends", V{1}}, {"steps", V{0}}}); }),
+  EXPECT_EQ(Op::create("split", {x}, {{"num_outputs", int64_t{3}}, {"axis", int64_t{1}}})
+                .outputs()
+                .size(),
+            3u);
+  EXPECT_EQ(error_of([&] {
+              call("slice", {x}, {{"starts", V{0}}, {"ends", V{1}}, {"steps", V{0}}});
+            }),
             "slice: attribute 'steps': expected non-zero steps, got [0]");
-  EXPECT_EQ(error_of([&] { call("pad", {x}, {{"pads", V{0, 0, 4, 0, 0, 0}}, {"mode", std::string("reflect")}}); }),
-            "pad: attribute 'pads': expected reflect pads <= dim - 1 = 3 on axis 2, got [0, 0, 4, 0, 0, 0]");
-  EXPECT_EQ(error_of([&] { call("pad", {x}, {{"pads", V{1, 1}}}); }),
+  EXPECT_EQ(error_of([&] {
+              call("pad", {x}, {{"pads", V{0, 0, 4, 0, 0, 0}}, {"mode", std::string("reflect")}});
+            }),
+            "pad: attribute 'pads': expected reflect pads <= dim - 1 = 3 on axis 2, got [0, 0, 4, "
+            "0, 0, 0]");
+  EXPECT_EQ(error_of([&] {
+              call("pad", {x}, {{"pads", V{1, 1}}});
+            }),
             "pad: attribute 'pads': expected 6 values (2 x rank, ONNX order), got 2");
-  EXPECT_EQ(error_of([&] { call("pad", {x}, {{"pads", V{0, 0, 0, 0, 0, 0}}, {"mode", std::string("wrap")}}); }),
+  EXPECT_EQ(error_of([&] {
+              call("pad", {x}, {{"pads", V{0, 0, 0, 0, 0, 0}}, {"mode", std::string("wrap")}});
+            }),
             "pad: attribute 'mode': expected constant|reflect|edge, got 'wrap'");
-  EXPECT_EQ(error_of([&] { call("expand", {x}, {{"shape", V{2, 5, 4}}}); }),
-            "expand: attribute 'shape': expected a shape that input [2, 3, 4] broadcasts to, got [2, 5, 4]");
-  EXPECT_EQ(error_of([&] { call("cast", {x}, {{"to", std::string("f8")}}); }),
-            "cast: attribute 'to': expected a dtype name (f32|f16|bf16|i8|u8|i32|i64|bool), got 'f8'");
-  EXPECT_EQ(error_of([&] { call("topk", {x}, {{"k", int64_t{5}}}); }),
+  EXPECT_EQ(error_of([&] {
+              call("expand", {x}, {{"shape", V{2, 5, 4}}});
+            }),
+            "expand: attribute 'shape': expected a shape that input [2, 3, 4] broadcasts to, got "
+            "[2, 5, 4]");
+  EXPECT_EQ(
+      error_of([&] {
+        call("cast", {x}, {{"to", std::string("f8")}});
+      }),
+      "cast: attribute 'to': expected a dtype name (f32|f16|bf16|i8|u8|i32|i64|bool), got 'f8'");
+  EXPECT_EQ(error_of([&] {
+              call("topk", {x}, {{"k", int64_t{5}}});
+            }),
             "topk: attribute 'k': expected 0 <= k <= 4 (dim 2), got 5");
-  EXPECT_EQ(error_of([&] { call("cumsum", {x}, {{"exclusive", int64_t{2}}}); }),
+  EXPECT_EQ(error_of([&] {
+              call("cumsum", {x}, {{"exclusive", int64_t{2}}});
+            }),
             "cumsum: attribute 'exclusive': expected 0 or 1, got 2");
   Tensor logits = Tensor::zeros({2, 10}, DType::f32);
-  EXPECT_EQ(error_of([&] { call("sample", {logits}, {{"p", 0.0}}); }), "sample: attribute 'p': expected 0 < p <= 1, got 0.000000");
-  EXPECT_EQ(error_of([&] { call("sample", {x}); }), "sample: input 'logits': expected rank 2, got rank 3 [2, 3, 4]");
+  EXPECT_EQ(error_of([&] {
+              call("sample", {logits}, {{"p", 0.0}});
+            }),
+            "sample: attribute 'p': expected 0 < p <= 1, got 0.000000");
+  EXPECT_EQ(error_of([&] { call("sample", {x}); }),
+            "sample: input 'logits': expected rank 2, got rank 3 [2, 3, 4]");
 }
 
 TEST(Slice, ClampsLikeOnnx) {
@@ -132,9 +186,12 @@ TEST(Slice, ClampsLikeOnnx) {
 }
 
 TEST(Cast, SaturatesAndRoundsAsDocumented) {
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  // 1 + 2^-8 is a tie between bf16 1 and 1 + 2^-7: nearest even gives 1; 1 + 3 * 2^-8 gives 1 + 2^-6.
-  std::vector<float> in = {nan, inf, -inf, 3.7f, -3.7f, 1e10f, -1e10f, 255.9f, -0.5f, 1.00390625f, 1.01171875f};
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
+  // 1 + 2^-8 is a tie between bf16 1 and 1 + 2^-7: nearest even gives 1; 1 + 3 * 2^-8 gives 1 +
+  // 2^-6.
+  std::vector<float> in = {nan,    inf,    -inf,  3.7f,        -3.7f,      1e10f,
+                           -1e10f, 255.9f, -0.5f, 1.00390625f, 1.01171875f};
   // 17 elements: also exercises the vector body and the tail of every ISA.
   while (in.size() < 37) in.push_back(static_cast<float>(in.size()) * 11.5f - 200);
   Tensor x = Tensor::empty({static_cast<int64_t>(in.size())}, DType::f32);
@@ -176,7 +233,8 @@ TEST(Cast, SaturatesAndRoundsAsDocumented) {
   EXPECT_EQ((std::vector<int32_t>(r.data_as<int32_t>(), r.data_as<int32_t>() + 4)),
             (std::vector<int32_t>{INT32_MAX, INT32_MIN, 300, -300}));
   Tensor r8 = call("cast", {big}, {{"to", std::string("u8")}})[0];
-  EXPECT_EQ((std::vector<int>(r8.data_as<uint8_t>(), r8.data_as<uint8_t>() + 4)), (std::vector<int>{255, 0, 255, 0}));
+  EXPECT_EQ((std::vector<int>(r8.data_as<uint8_t>(), r8.data_as<uint8_t>() + 4)),
+            (std::vector<int>{255, 0, 255, 0}));
 }
 
 TEST(TopK, NaNCountsAsLargestAndTiesGoToLowerIndex) {
@@ -184,9 +242,13 @@ TEST(TopK, NaNCountsAsLargestAndTiesGoToLowerIndex) {
   Tensor x = Tensor::from<float>({1, nan, 3, 3, -2, 3}, {6});
   for (const std::string& k : kernel_names("topk")) {
     auto out = Op::create("topk", {x}, {{"k", int64_t{3}}}, k)({x});
-    EXPECT_EQ((std::vector<int64_t>(out[1].data_as<int64_t>(), out[1].data_as<int64_t>() + 3)), (V{1, 2, 3})) << k;
+    EXPECT_EQ((std::vector<int64_t>(out[1].data_as<int64_t>(), out[1].data_as<int64_t>() + 3)),
+              (V{1, 2, 3}))
+        << k;
     auto small = Op::create("topk", {x}, {{"k", int64_t{2}}, {"largest", int64_t{0}}}, k)({x});
-    EXPECT_EQ((std::vector<int64_t>(small[1].data_as<int64_t>(), small[1].data_as<int64_t>() + 2)), (V{4, 0})) << k;
+    EXPECT_EQ((std::vector<int64_t>(small[1].data_as<int64_t>(), small[1].data_as<int64_t>() + 2)),
+              (V{4, 0}))
+        << k;
   }
 }
 
@@ -197,9 +259,13 @@ TEST(TopK, NaNInALongRowIsKeptByTheFilter) {
   x.data_as<float>()[250] = nan;
   for (const std::string& k : kernel_names("topk")) {
     auto out = Op::create("topk", {x}, {{"k", int64_t{3}}}, k)({x});
-    EXPECT_EQ((std::vector<int64_t>(out[1].data_as<int64_t>(), out[1].data_as<int64_t>() + 3)), (V{250, 6, 13})) << k;
+    EXPECT_EQ((std::vector<int64_t>(out[1].data_as<int64_t>(), out[1].data_as<int64_t>() + 3)),
+              (V{250, 6, 13}))
+        << k;
     auto small = Op::create("topk", {x}, {{"k", int64_t{3}}, {"largest", int64_t{0}}}, k)({x});
-    EXPECT_EQ((std::vector<int64_t>(small[1].data_as<int64_t>(), small[1].data_as<int64_t>() + 3)), (V{0, 7, 14})) << k;
+    EXPECT_EQ((std::vector<int64_t>(small[1].data_as<int64_t>(), small[1].data_as<int64_t>() + 3)),
+              (V{0, 7, 14}))
+        << k;
   }
 }
 
@@ -208,7 +274,8 @@ TEST(Sample, DeterministicPerSeedAndDistributedAsTheWeights) {
   Tensor logits = Tensor::empty({B, Vn}, DType::f32);
   // Probabilities 0.1, 0.2, 0.3, 0.4.
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t v = 0; v < Vn; ++v) logits.data_as<float>()[b * Vn + v] = std::log(0.1f * static_cast<float>(v + 1));
+    for (int64_t v = 0; v < Vn; ++v)
+      logits.data_as<float>()[b * Vn + v] = std::log(0.1f * static_cast<float>(v + 1));
   for (const std::string& k : kernel_names("sample")) {
     Op op = Op::create("sample", {logits}, {{"seed", int64_t{7}}}, k);
     Tensor a = op({logits})[0], b = op({logits})[0];
@@ -217,7 +284,8 @@ TEST(Sample, DeterministicPerSeedAndDistributedAsTheWeights) {
     for (int64_t i = 0; i < B; ++i) hist[static_cast<size_t>(a.data_as<int64_t>()[i])]++;
     for (int64_t v = 0; v < Vn; ++v) {
       const double expect = 0.1 * static_cast<double>(v + 1) * B;
-      EXPECT_NEAR(hist[static_cast<size_t>(v)], expect, 5 * std::sqrt(expect)) << k << " token " << v;
+      EXPECT_NEAR(hist[static_cast<size_t>(v)], expect, 5 * std::sqrt(expect))
+          << k << " token " << v;
     }
     Tensor other = Op::create("sample", {logits}, {{"seed", int64_t{8}}}, k)({logits})[0];
     EXPECT_NE(std::memcmp(a.data(), other.data(), a.nbytes()), 0) << k;

@@ -29,10 +29,12 @@ struct SampleParams {
 
 struct Kernels {
   void (*cumsum)(DType t, const void* x, void* y, AxisShape s, bool exclusive, bool reverse);
-  void (*rope)(DType t, const void* x, const void* cos, const void* sin, void* y, const RopeParams& p);
+  void (*rope)(DType t, const void* x, const void* cos, const void* sin, void* y,
+               const RopeParams& p);
   void (*topk)(DType t, const void* x, void* values, int64_t* indices, AxisShape s, int64_t k,
                bool largest, bool sorted);
-  void (*sample)(DType t, const void* logits, int64_t* out, int64_t B, int64_t V, const SampleParams& p);
+  void (*sample)(DType t, const void* logits, int64_t* out, int64_t B, int64_t V,
+                 const SampleParams& p);
 };
 
 Kernels kernels_scalar();

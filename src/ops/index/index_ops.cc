@@ -21,8 +21,8 @@ namespace {
 
 using index::AxisShape;
 
-CheckCase cc(std::string name, std::vector<TensorDesc> in, Attrs attrs = {}, std::vector<ValueRange> ranges = {},
-             double tol_scale = 1) {
+CheckCase cc(std::string name, std::vector<TensorDesc> in, Attrs attrs = {},
+             std::vector<ValueRange> ranges = {}, double tol_scale = 1) {
   CheckCase c;
   c.name = std::move(name);
   c.inputs = std::move(in);
@@ -42,10 +42,13 @@ struct IsaK {
   index::Kernels k;
 };
 std::vector<IsaK> isa_kernels() {
-  return {{Isa::avx512, index::kernels_avx512()}, {Isa::avx2, index::kernels_avx2()}, {Isa::scalar, index::kernels_scalar()}};
+  return {{Isa::avx512, index::kernels_avx512()},
+          {Isa::avx2, index::kernels_avx2()},
+          {Isa::scalar, index::kernels_scalar()}};
 }
 
-void add_kernels(Registry& r, const std::string& op, void (*fn)(const index::Kernels&, const OpCall&, const Tensor*, Tensor*)) {
+void add_kernels(Registry& r, const std::string& op,
+                 void (*fn)(const index::Kernels&, const OpCall&, const Tensor*, Tensor*)) {
   int pri = 30;
   for (const IsaK& ik : isa_kernels()) {
     KernelDesc k;
@@ -53,7 +56,8 @@ void add_kernels(Registry& r, const std::string& op, void (*fn)(const index::Ker
     k.isa = ik.isa;
     k.dtypes = ops::kFloatDTypes;
     k.priority = pri -= 10;
-    k.create = simple_kernel([fn, ks = ik.k](const OpCall& c, const Tensor* in, Tensor* out, void*) { fn(ks, c, in, out); },
+    k.create = simple_kernel([fn, ks = ik.k](const OpCall& c, const Tensor* in, Tensor* out,
+                                             void*) { fn(ks, c, in, out); },
                              nullptr);
     r.add_kernel(op, std::move(k));
   }
@@ -111,8 +115,8 @@ void add_cumsum(Registry& r) {
   s.cases = [](DType t) {
     std::vector<CheckCase> cs;
     auto add = [&](std::string name, TensorDesc d, int64_t axis, int64_t ex = 0, int64_t rev = 0) {
-      cs.push_back(cc(name + "ax" + std::to_string(axis) + (ex ? "ex" : "") + (rev ? "rev" : ""), {d},
-                      {{"axis", axis}, {"exclusive", ex}, {"reverse", rev}}, {{-1, 1}}));
+      cs.push_back(cc(name + "ax" + std::to_string(axis) + (ex ? "ex" : "") + (rev ? "rev" : ""),
+                      {d}, {{"axis", axis}, {"exclusive", ex}, {"reverse", rev}}, {{-1, 1}}));
     };
     for (int64_t ex : {0, 1})
       for (int64_t rev : {0, 1}) {
@@ -134,11 +138,14 @@ void add_cumsum(Registry& r) {
     return shape::bench_case_from(Registry::global().schema("cumsum"), kv, t);
   };
   r.add_op(std::move(s));
-  add_kernels(r, "cumsum", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
-    const AxisShape a = axis_shape(in[0].shape(), c.axis("axis", c.attrs.i("axis"), in[0].rank()));
-    if (in[0].numel() == 0) return;
-    k.cumsum(in[0].dtype(), in[0].data(), out[0].data(), a, c.attrs.i("exclusive") == 1, c.attrs.i("reverse") == 1);
-  });
+  add_kernels(r, "cumsum",
+              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
+                const AxisShape a =
+                    axis_shape(in[0].shape(), c.axis("axis", c.attrs.i("axis"), in[0].rank()));
+                if (in[0].numel() == 0) return;
+                k.cumsum(in[0].dtype(), in[0].data(), out[0].data(), a, c.attrs.i("exclusive") == 1,
+                         c.attrs.i("reverse") == 1);
+              });
 }
 
 // ---- topk -----------------------------------------------------------------------
@@ -160,9 +167,13 @@ void add_topk(Registry& r) {
   s.infer = [](const OpCall& c) {
     ops::require_float(c, 0);
     ops::require_rank_at_least(c, 0, 1);
-    const size_t ax = static_cast<size_t>(c.axis("attribute 'axis'", c.attrs.i("axis"), c.in(0).rank()));
+    const size_t ax =
+        static_cast<size_t>(c.axis("attribute 'axis'", c.attrs.i("axis"), c.in(0).rank()));
     const int64_t k = c.attrs.i("k"), n = c.in(0).shape[ax];
-    if (k < 0 || k > n) c.fail("attribute 'k'", "0 <= k <= " + std::to_string(n) + " (dim " + std::to_string(ax) + ")", std::to_string(k));
+    if (k < 0 || k > n)
+      c.fail("attribute 'k'",
+             "0 <= k <= " + std::to_string(n) + " (dim " + std::to_string(ax) + ")",
+             std::to_string(k));
     flag(c, "largest");
     flag(c, "sorted");
     Shape o = c.in(0).shape;
@@ -176,9 +187,13 @@ void add_topk(Registry& r) {
     std::vector<int64_t> ord(static_cast<size_t>(a.n));
     for (int64_t o = 0; o < a.outer; ++o)
       for (int64_t j = 0; j < a.inner; ++j) {
-        auto val = [&](int64_t i) { return in[0].data[static_cast<size_t>((o * a.n + i) * a.inner + j)]; };
+        auto val = [&](int64_t i) {
+          return in[0].data[static_cast<size_t>((o * a.n + i) * a.inner + j)];
+        };
         std::iota(ord.begin(), ord.end(), 0);
-        std::sort(ord.begin(), ord.end(), [&](int64_t x, int64_t y) { return index::before(val(x), x, val(y), y, largest); });
+        std::sort(ord.begin(), ord.end(), [&](int64_t x, int64_t y) {
+          return index::before(val(x), x, val(y), y, largest);
+        });
         if (!sorted) std::sort(ord.begin(), ord.begin() + k);
         for (int64_t q = 0; q < k; ++q) {
           const size_t at = static_cast<size_t>((o * k + q) * a.inner + j);
@@ -189,10 +204,12 @@ void add_topk(Registry& r) {
   };
   s.cases = [](DType t) {
     std::vector<CheckCase> cs;
-    auto add = [&](std::string name, TensorDesc d, int64_t k, int64_t axis = -1, int64_t largest = 1, int64_t sorted = 1,
-                   ValueRange range = {-3, 3}) {
-      cs.push_back(cc(name + "k" + std::to_string(k) + "ax" + std::to_string(axis) + (largest ? "" : "small") + (sorted ? "" : "unsorted"),
-                      {d}, {{"k", k}, {"axis", axis}, {"largest", largest}, {"sorted", sorted}}, {range}));
+    auto add = [&](std::string name, TensorDesc d, int64_t k, int64_t axis = -1,
+                   int64_t largest = 1, int64_t sorted = 1, ValueRange range = {-3, 3}) {
+      cs.push_back(cc(name + "k" + std::to_string(k) + "ax" + std::to_string(axis) +
+                          (largest ? "" : "small") + (sorted ? "" : "unsorted"),
+                      {d}, {{"k", k}, {"axis", axis}, {"largest", largest}, {"sorted", sorted}},
+                      {range}));
     };
     add("[0]", TensorDesc(t, {0}), 0);
     add("[1]", TensorDesc(t, {1}), 1);
@@ -215,12 +232,14 @@ void add_topk(Registry& r) {
     return shape::bench_case_from(Registry::global().schema("topk"), kv, t);
   };
   r.add_op(std::move(s));
-  add_kernels(r, "topk", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
-    const AxisShape a = axis_shape(in[0].shape(), c.axis("axis", c.attrs.i("axis"), in[0].rank()));
-    if (out[0].numel() == 0) return;
-    k.topk(in[0].dtype(), in[0].data(), out[0].data(), out[1].data_as<int64_t>(), a, c.attrs.i("k"), c.attrs.i("largest") == 1,
-           c.attrs.i("sorted") == 1);
-  });
+  add_kernels(r, "topk",
+              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
+                const AxisShape a =
+                    axis_shape(in[0].shape(), c.axis("axis", c.attrs.i("axis"), in[0].rank()));
+                if (out[0].numel() == 0) return;
+                k.topk(in[0].dtype(), in[0].data(), out[0].data(), out[1].data_as<int64_t>(), a,
+                       c.attrs.i("k"), c.attrs.i("largest") == 1, c.attrs.i("sorted") == 1);
+              });
 }
 
 // ---- rope -------------------------------------------------------------------------
@@ -234,9 +253,11 @@ RopeGeom rope_geom(const OpCall& c) {
   ops::require_float(c, 0);
   ops::require_rank(c, 0, 4);
   const std::string& layout = c.attrs.s("layout");
-  if (layout != "blhd" && layout != "bhld") c.fail("attribute 'layout'", "blhd|bhld", "'" + layout + "'");
+  if (layout != "blhd" && layout != "bhld")
+    c.fail("attribute 'layout'", "blhd|bhld", "'" + layout + "'");
   const std::string& mode = c.attrs.s("mode");
-  if (mode != "half_split" && mode != "interleaved") c.fail("attribute 'mode'", "half_split|interleaved", "'" + mode + "'");
+  if (mode != "half_split" && mode != "interleaved")
+    c.fail("attribute 'mode'", "half_split|interleaved", "'" + mode + "'");
   const Shape& x = c.in(0).shape;
   g.p.bhld = layout == "bhld";
   g.p.interleaved = mode == "interleaved";
@@ -246,35 +267,43 @@ RopeGeom rope_geom(const OpCall& c) {
   g.p.D = x[3];
   g.p.R = c.attrs.i("rotary_dim") == 0 ? g.p.D : c.attrs.i("rotary_dim");
   if (g.p.R < 0 || g.p.R > g.p.D || g.p.R % 2)
-    c.fail("attribute 'rotary_dim'", "an even value in [0, " + std::to_string(g.p.D) + "] (0 = head dim)",
+    c.fail("attribute 'rotary_dim'",
+           "an even value in [0, " + std::to_string(g.p.D) + "] (0 = head dim)",
            std::to_string(c.attrs.i("rotary_dim")));
   for (size_t i : {size_t{1}, size_t{2}}) {
     ops::require_same_dtype(c, i, 0);
     ops::require_rank(c, i, 2);
     if (c.in(i).shape[1] != g.p.R / 2)
-      c.fail(ops::input_name(c, i), "[rows, " + std::to_string(g.p.R / 2) + "] (rotary_dim / 2 columns)",
+      c.fail(ops::input_name(c, i),
+             "[rows, " + std::to_string(g.p.R / 2) + "] (rotary_dim / 2 columns)",
              shape_str(c.in(i).shape));
   }
-  if (c.in(2).shape != c.in(1).shape) c.fail("input 'sin'", "shape " + shape_str(c.in(1).shape) + " (as cos)", shape_str(c.in(2).shape));
+  if (c.in(2).shape != c.in(1).shape)
+    c.fail("input 'sin'", "shape " + shape_str(c.in(1).shape) + " (as cos)",
+           shape_str(c.in(2).shape));
   g.table_rows = c.in(1).shape[0];
   if (c.has_input(3)) {
     ops::require_dtype(c, 3, {DType::i64, DType::i32});
     const Shape& ps = c.in(3).shape;
     if (ps != Shape{g.p.B, g.p.L} && ps != Shape{g.p.L})
-      c.fail("input 'positions'", "shape " + shape_str({g.p.B, g.p.L}) + " or " + shape_str({g.p.L}), shape_str(ps));
+      c.fail("input 'positions'",
+             "shape " + shape_str({g.p.B, g.p.L}) + " or " + shape_str({g.p.L}), shape_str(ps));
   } else if (g.table_rows < g.p.L) {
-    c.fail("input 'cos'", "at least L = " + std::to_string(g.p.L) + " rows (no positions given)", shape_str(c.in(1).shape));
+    c.fail("input 'cos'", "at least L = " + std::to_string(g.p.L) + " rows (no positions given)",
+           shape_str(c.in(1).shape));
   }
   return g;
 }
 
 // Table row of every (b, l), validated: positions must lie in [0, table rows).
-void rope_rows(const OpCall& c, const std::vector<double>& pos, const Shape& ps, const RopeGeom& g, int64_t* rows) {
+void rope_rows(const OpCall& c, const std::vector<double>& pos, const Shape& ps, const RopeGeom& g,
+               int64_t* rows) {
   for (int64_t b = 0; b < g.p.B; ++b)
     for (int64_t l = 0; l < g.p.L; ++l) {
       const double v = pos[static_cast<size_t>(ps.size() == 2 ? b * g.p.L + l : l)];
       if (v < 0 || v >= static_cast<double>(g.table_rows))
-        c.fail("input 'positions'", "values in [0, " + std::to_string(g.table_rows) + ") (rows of cos/sin)",
+        c.fail("input 'positions'",
+               "values in [0, " + std::to_string(g.table_rows) + ") (rows of cos/sin)",
                std::to_string(static_cast<int64_t>(v)));
       rows[b * g.p.L + l] = static_cast<int64_t>(v);
     }
@@ -290,12 +319,15 @@ void add_rope(Registry& r) {
       "table row of each (b, l), else row l. mode half_split (GPT-NeoX/LLaMA) rotates pairs "
       "(i, i + R/2), interleaved (GPT-J) pairs (2i, 2i + 1): (a, b) -> (a cos - b sin, b cos + a "
       "sin). Dims from rotary_dim on are copied. A position outside the table is a run-time error.";
-  s.inputs = {{"x", "[B, L, H, D] or [B, H, L, D]"}, {"cos", "[rows, R/2]"}, {"sin", "[rows, R/2]"},
+  s.inputs = {{"x", "[B, L, H, D] or [B, H, L, D]"},
+              {"cos", "[rows, R/2]"},
+              {"sin", "[rows, R/2]"},
               {"positions", "i64/i32 [B, L] or [L]", true}};
   s.outputs = {{"y", "x's shape and dtype"}};
-  s.attrs = {{"layout", AttrType::str, std::string("blhd"), "blhd|bhld"},
-             {"mode", AttrType::str, std::string("half_split"), "half_split|interleaved"},
-             {"rotary_dim", AttrType::i64, int64_t{0}, "rotated leading dims of each head (even; 0 = D)"}};
+  s.attrs = {
+      {"layout", AttrType::str, std::string("blhd"), "blhd|bhld"},
+      {"mode", AttrType::str, std::string("half_split"), "half_split|interleaved"},
+      {"rotary_dim", AttrType::i64, int64_t{0}, "rotated leading dims of each head (even; 0 = D)"}};
   s.dtypes = ops::kFloatDTypes;
   s.infer = [](const OpCall& c) {
     rope_geom(c);
@@ -305,9 +337,11 @@ void add_rope(Registry& r) {
     const RopeGeom g = rope_geom(c);
     const auto& p = g.p;
     std::vector<int64_t> rows(static_cast<size_t>(p.B * p.L));
-    if (c.has_input(3)) rope_rows(c, in[3].data, in[3].shape, g, rows.data());
+    if (c.has_input(3))
+      rope_rows(c, in[3].data, in[3].shape, g, rows.data());
     else
-      for (int64_t i = 0; i < p.B * p.L; ++i) rows[static_cast<size_t>(i)] = i % std::max<int64_t>(p.L, 1);
+      for (int64_t i = 0; i < p.B * p.L; ++i)
+        rows[static_cast<size_t>(i)] = i % std::max<int64_t>(p.L, 1);
     const int64_t half = p.R / 2;
     for (int64_t b = 0; b < p.B; ++b)
       for (int64_t l = 0; l < p.L; ++l)
@@ -318,7 +352,8 @@ void add_rope(Registry& r) {
           double* y = out[0].data.data() + base;
           for (int64_t d = p.R; d < p.D; ++d) y[d] = x[d];
           for (int64_t i = 0; i < half; ++i) {
-            const double cv = in[1].data[static_cast<size_t>(tr * half + i)], sv = in[2].data[static_cast<size_t>(tr * half + i)];
+            const double cv = in[1].data[static_cast<size_t>(tr * half + i)],
+                         sv = in[2].data[static_cast<size_t>(tr * half + i)];
             const int64_t i1 = p.interleaved ? 2 * i : i, i2 = p.interleaved ? 2 * i + 1 : i + half;
             y[i1] = x[i1] * cv - x[i2] * sv;
             y[i2] = x[i2] * cv + x[i1] * sv;
@@ -329,9 +364,11 @@ void add_rope(Registry& r) {
     std::vector<CheckCase> cs;
     const ValueRange xr{-2, 2}, tr{-1, 1};
     for (const char* mode : {"half_split", "interleaved"}) {
-      auto add = [&](std::string name, Shape x, std::string layout, int64_t rd, int64_t rows, Shape pos = {}, TensorDesc xd = {}) {
+      auto add = [&](std::string name, Shape x, std::string layout, int64_t rd, int64_t rows,
+                     Shape pos = {}, TensorDesc xd = {}) {
         const int64_t D = x[3], R = rd ? rd : D;
-        std::vector<TensorDesc> in = {xd.shape.empty() ? TensorDesc(t, x) : xd, TensorDesc(t, {rows, R / 2}), TensorDesc(t, {rows, R / 2})};
+        std::vector<TensorDesc> in = {xd.shape.empty() ? TensorDesc(t, x) : xd,
+                                      TensorDesc(t, {rows, R / 2}), TensorDesc(t, {rows, R / 2})};
         std::vector<ValueRange> rg = {xr, tr, tr};
         if (!pos.empty()) {
           in.push_back(TensorDesc(DType::i64, pos));
@@ -349,41 +386,46 @@ void add_rope(Registry& r) {
       add("[2,3,5,64]r32pos", {2, 3, 5, 64}, "bhld", 32, 50, {2, 5});
       add("[2,7,2,16]posL", {2, 7, 2, 16}, "blhd", 0, 9, {7});
       add("[1,64,8,128]", {1, 64, 8, 128}, "blhd", 0, 64);
-      add("strided[2,3,4,8]", {2, 3, 4, 8}, "blhd", 0, 3, {}, TensorDesc(t, {2, 3, 4, 8}, {96, 8, 24, 1}));
+      add("strided[2,3,4,8]", {2, 3, 4, 8}, "blhd", 0, 3, {},
+          TensorDesc(t, {2, 3, 4, 8}, {96, 8, 24, 1}));
     }
     return cs;
   };
   // bench: b, l, h, d, rotary_dim, layout, mode.
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
     auto get = [&](const char* k, int64_t def) { return kv.count(k) ? std::stoll(kv.at(k)) : def; };
-    const int64_t B = get("b", 1), L = get("l", 2048), H = get("h", 32), D = get("d", 128), rd = get("rotary_dim", 0);
+    const int64_t B = get("b", 1), L = get("l", 2048), H = get("h", 32), D = get("d", 128),
+                  rd = get("rotary_dim", 0);
     const std::string layout = kv.count("layout") ? kv.at("layout") : "blhd";
     const std::string mode = kv.count("mode") ? kv.at("mode") : "half_split";
     const int64_t R = rd ? rd : D;
     CheckCase c;
     c.name = "bench";
-    c.inputs = {TensorDesc(t, layout == "bhld" ? Shape{B, H, L, D} : Shape{B, L, H, D}), TensorDesc(t, {L, R / 2}),
-                TensorDesc(t, {L, R / 2})};
+    c.inputs = {TensorDesc(t, layout == "bhld" ? Shape{B, H, L, D} : Shape{B, L, H, D}),
+                TensorDesc(t, {L, R / 2}), TensorDesc(t, {L, R / 2})};
     c.attrs = {{"layout", layout}, {"mode", mode}, {"rotary_dim", rd}};
     c.ranges = {{-2, 2}, {-1, 1}, {-1, 1}};
     return c;
   };
   r.add_op(std::move(s));
-  add_kernels(r, "rope", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
-    RopeGeom g = rope_geom(c);
-    if (in[0].numel() == 0) return;
-    std::vector<int64_t> rows;
-    if (c.has_input(3)) {
-      rows.resize(static_cast<size_t>(g.p.B * g.p.L));
-      const Tensor& pos = in[3];
-      std::vector<double> pv(static_cast<size_t>(pos.numel()));
-      for (int64_t i = 0; i < pos.numel(); ++i)
-        pv[static_cast<size_t>(i)] = pos.dtype() == DType::i64 ? static_cast<double>(pos.data_as<int64_t>()[i]) : pos.data_as<int32_t>()[i];
-      rope_rows(c, pv, pos.shape(), g, rows.data());
-      g.p.rows = rows.data();
-    }
-    k.rope(in[0].dtype(), in[0].data(), in[1].data(), in[2].data(), out[0].data(), g.p);
-  });
+  add_kernels(
+      r, "rope", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
+        RopeGeom g = rope_geom(c);
+        if (in[0].numel() == 0) return;
+        std::vector<int64_t> rows;
+        if (c.has_input(3)) {
+          rows.resize(static_cast<size_t>(g.p.B * g.p.L));
+          const Tensor& pos = in[3];
+          std::vector<double> pv(static_cast<size_t>(pos.numel()));
+          for (int64_t i = 0; i < pos.numel(); ++i)
+            pv[static_cast<size_t>(i)] = pos.dtype() == DType::i64
+                                             ? static_cast<double>(pos.data_as<int64_t>()[i])
+                                             : pos.data_as<int32_t>()[i];
+          rope_rows(c, pv, pos.shape(), g, rows.data());
+          g.p.rows = rows.data();
+        }
+        k.rope(in[0].dtype(), in[0].data(), in[1].data(), in[2].data(), out[0].data(), g.p);
+      });
 }
 
 // ---- sample -------------------------------------------------------------------------
@@ -396,7 +438,8 @@ index::SampleParams sample_params(const OpCall& c) {
   if (p.k < 0) c.fail("attribute 'k'", "k >= 0 (0 = no top-k filter)", std::to_string(p.k));
   if (!(p.p > 0 && p.p <= 1)) c.fail("attribute 'p'", "0 < p <= 1", std::to_string(p.p));
   if (!(p.temperature >= 0) || std::isinf(p.temperature))
-    c.fail("attribute 'temperature'", "a finite value >= 0 (0 = greedy)", std::to_string(p.temperature));
+    c.fail("attribute 'temperature'", "a finite value >= 0 (0 = greedy)",
+           std::to_string(p.temperature));
   return p;
 }
 
@@ -434,19 +477,22 @@ void add_sample(Registry& r) {
     for (int64_t b = 0; b < B; ++b) {
       const double* row = in[0].data.data() + b * V;
       std::iota(ord.begin(), ord.end(), 0);
-      std::sort(ord.begin(), ord.end(), [&](int64_t x, int64_t y) { return index::before(row[x], x, row[y], y, true); });
+      std::sort(ord.begin(), ord.end(),
+                [&](int64_t x, int64_t y) { return index::before(row[x], x, row[y], y, true); });
       const int64_t m = p.temperature == 0 ? 1 : (p.k > 0 ? std::min(p.k, V) : V);
       for (int64_t j = 0; j < m; ++j) v[static_cast<size_t>(j)] = row[ord[static_cast<size_t>(j)]];
-      out[0].data[static_cast<size_t>(b)] = static_cast<double>(
-          index::sample_pick(v.data(), ord.data(), m, p.temperature, p.p, index::sample_uniform(p.seed, b), w.data()));
+      out[0].data[static_cast<size_t>(b)] = static_cast<double>(index::sample_pick(
+          v.data(), ord.data(), m, p.temperature, p.p, index::sample_uniform(p.seed, b), w.data()));
     }
   };
   s.cases = [](DType t) {
     std::vector<CheckCase> cs;
-    auto add = [&](std::string name, Shape sh, int64_t k, double p, double temp, int64_t seed, ValueRange rg = {-5, 5}) {
-      cs.push_back(cc(name + "k" + std::to_string(k) + "p" + std::to_string(p).substr(0, 4) + "t" + std::to_string(temp).substr(0, 4) +
-                          "s" + std::to_string(seed),
-                      {TensorDesc(t, sh)}, {{"k", k}, {"p", p}, {"temperature", temp}, {"seed", seed}}, {rg}));
+    auto add = [&](std::string name, Shape sh, int64_t k, double p, double temp, int64_t seed,
+                   ValueRange rg = {-5, 5}) {
+      cs.push_back(cc(name + "k" + std::to_string(k) + "p" + std::to_string(p).substr(0, 4) + "t" +
+                          std::to_string(temp).substr(0, 4) + "s" + std::to_string(seed),
+                      {TensorDesc(t, sh)},
+                      {{"k", k}, {"p", p}, {"temperature", temp}, {"seed", seed}}, {rg}));
     };
     add("[0,5]", {0, 5}, 0, 1, 1, 1);
     add("[1,1]", {1, 1}, 0, 1, 1, 1);
@@ -468,10 +514,12 @@ void add_sample(Registry& r) {
     return shape::bench_case_from(Registry::global().schema("sample"), kv, t);
   };
   r.add_op(std::move(s));
-  add_kernels(r, "sample", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
-    if (out[0].numel() == 0) return;
-    k.sample(in[0].dtype(), in[0].data(), out[0].data_as<int64_t>(), in[0].shape()[0], in[0].shape()[1], sample_params(c));
-  });
+  add_kernels(r, "sample",
+              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
+                if (out[0].numel() == 0) return;
+                k.sample(in[0].dtype(), in[0].data(), out[0].data_as<int64_t>(), in[0].shape()[0],
+                         in[0].shape()[1], sample_params(c));
+              });
 }
 
 }  // namespace

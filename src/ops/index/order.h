@@ -29,7 +29,8 @@ inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// The one uniform draw of row `row`: u = (splitmix64(splitmix64(seed) + row) >> 11) * 2^-53, in [0, 1).
+// The one uniform draw of row `row`: u = (splitmix64(splitmix64(seed) + row) >> 11) * 2^-53, in [0,
+// 1).
 inline double sample_uniform(uint64_t seed, int64_t row) {
   const uint64_t z = splitmix64(splitmix64(seed) + static_cast<uint64_t>(row));
   return static_cast<double>(z >> 11) * 0x1.0p-53;
@@ -41,8 +42,8 @@ inline double sample_uniform(uint64_t seed, int64_t row) {
 // p * total; the pick is the first j with cumulative weight > u * kept total
 // (the last kept one if rounding leaves none). Used by the kernels and the
 // float64 reference alike, so both give the same token. `w` is scratch of m.
-inline int64_t sample_pick(const double* v, const int64_t* idx, int64_t m, double temperature, double p,
-                           double u, double* w) {
+inline int64_t sample_pick(const double* v, const int64_t* idx, int64_t m, double temperature,
+                           double p, double u, double* w) {
   if (m <= 0) return 0;
   if (temperature == 0) return idx[0];
   double total = 0;

@@ -109,7 +109,8 @@ void run_cast(cast::TableFn table, const Tensor& x, Tensor& y) {
                    for (int64_t j = 0; j < len; j += 256) {
                      const int64_t m = std::min<int64_t>(256, len - j);
                      for (int64_t q = 0; q < m; ++q)
-                       std::memcpy(buf + q * ies, s + (j + q) * in.s * ies, static_cast<size_t>(ies));
+                       std::memcpy(buf + q * ies, s + (j + q) * in.s * ies,
+                                   static_cast<size_t>(ies));
                      fn(buf, d + j * oes, m);
                    }
                  }
@@ -133,18 +134,22 @@ void register_cast_op(Registry& r) {
   s.name = "cast";
   s.family = "shape";
   s.doc =
-      "Converts x to dtype 'to' (any of the 8 dtypes, either way). float -> float rounds to nearest "
-      "even (through f32; NaN stays NaN, overflow gives Inf); float -> integer truncates toward zero "
+      "Converts x to dtype 'to' (any of the 8 dtypes, either way). float -> float rounds to "
+      "nearest "
+      "even (through f32; NaN stays NaN, overflow gives Inf); float -> integer truncates toward "
+      "zero "
       "and saturates to the target range, NaN -> 0; integer -> integer saturates; integer -> "
       "bf16/f16 rounds through f32; any -> bool is x != 0 (NaN -> true); bool -> any is 0 or 1.";
   s.inputs = {{"x", "any dtype, any strides"}};
   s.outputs = {{"y", "dtype 'to', contiguous"}};
-  s.attrs = {{"to", AttrType::str, std::nullopt, "target dtype name: f32|f16|bf16|i8|u8|i32|i64|bool"}};
+  s.attrs = {
+      {"to", AttrType::str, std::nullopt, "target dtype name: f32|f16|bf16|i8|u8|i32|i64|bool"}};
   s.dtypes = std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
   s.infer = [](const OpCall& c) { return std::vector<TensorDesc>{{cast_to(c), c.in(0).shape}}; };
   s.reference = [](const OpCall& c, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
     const DType to = cast_to(c);
-    for (size_t i = 0; i < in[0].data.size(); ++i) out[0].data[i] = cast_value(in[0].data[i], c.in(0).dtype, to);
+    for (size_t i = 0; i < in[0].data.size(); ++i)
+      out[0].data[i] = cast_value(in[0].data[i], c.in(0).dtype, to);
   };
   s.cases = [](DType from) {
     std::vector<CheckCase> cs;
@@ -197,7 +202,9 @@ void register_cast_op(Registry& r) {
     Isa isa;
     cast::TableFn table;
   };
-  const V vs[] = {{Isa::avx512, cast::table_avx512}, {Isa::avx2, cast::table_avx2}, {Isa::scalar, cast::table_scalar}};
+  const V vs[] = {{Isa::avx512, cast::table_avx512},
+                  {Isa::avx2, cast::table_avx2},
+                  {Isa::scalar, cast::table_scalar}};
   int pri = 30;
   for (const V& v : vs) {
     KernelDesc k;
@@ -206,9 +213,9 @@ void register_cast_op(Registry& r) {
     k.dtypes = std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
     k.contiguous_inputs = false;
     k.priority = pri -= 10;
-    k.create = simple_kernel(
-        [table = v.table](const OpCall&, const Tensor* in, Tensor* out, void*) { run_cast(table, in[0], out[0]); },
-        nullptr);
+    k.create = simple_kernel([table = v.table](const OpCall&, const Tensor* in, Tensor* out,
+                                               void*) { run_cast(table, in[0], out[0]); },
+                             nullptr);
     r.add_kernel("cast", std::move(k));
   }
 }

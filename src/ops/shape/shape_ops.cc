@@ -93,7 +93,8 @@ std::vector<SliceDim> slice_params(const OpCall& call) {
   for (size_t i = 0; i < starts.size(); ++i) {
     const int64_t a = call.axis("attribute 'axes'", axes[i], rank);
     if (rank == 0) call.fail("input 'x'", "rank >= 1", "rank 0");
-    if (seen[static_cast<size_t>(a)]) call.fail("attribute 'axes'", "distinct axes", shape_str(axes));
+    if (seen[static_cast<size_t>(a)])
+      call.fail("attribute 'axes'", "distinct axes", shape_str(axes));
     seen[static_cast<size_t>(a)] = true;
     const int64_t dim = in[static_cast<size_t>(a)], step = steps[i];
     if (step == 0) call.fail("attribute 'steps'", "non-zero steps", shape_str(steps));
@@ -118,7 +119,8 @@ std::vector<SliceDim> slice_params(const OpCall& call) {
   return p;
 }
 
-CheckCase bench_case_from(const OpSchema& schema, const std::map<std::string, std::string>& kv, DType t) {
+CheckCase bench_case_from(const OpSchema& schema, const std::map<std::string, std::string>& kv,
+                          DType t) {
   bool has_shape_attr = false;
   for (const AttrSpec& a : schema.attrs) has_shape_attr |= a.name == "shape";
   auto parse_list = [](const std::string& v, char sep) {
@@ -143,7 +145,8 @@ CheckCase bench_case_from(const OpSchema& schema, const std::map<std::string, st
     const AttrSpec* spec = nullptr;
     for (const AttrSpec& a : schema.attrs)
       if (a.name == k) spec = &a;
-    if (!spec) throw Error(schema.name, "--case key '" + k + "'", "x=AxB or an attribute", "'" + k + "'");
+    if (!spec)
+      throw Error(schema.name, "--case key '" + k + "'", "x=AxB or an attribute", "'" + k + "'");
     switch (spec->type) {
       case AttrType::i64:
         c.attrs.set(k, static_cast<int64_t>(std::stoll(v)));
@@ -208,9 +211,9 @@ void add_move_kernels(Registry& r, const std::string& op,
     k.contiguous_inputs = contiguous_inputs;
     k.priority = pri -= 10;
     const TileKernels tiles = v.tiles();
-    k.create = simple_kernel(
-        [fn, tiles](const OpCall& c, const Tensor* in, Tensor* out, void*) { fn(c, in, out, tiles); },
-        nullptr);
+    k.create = simple_kernel([fn, tiles](const OpCall& c, const Tensor* in, Tensor* out,
+                                         void*) { fn(c, in, out, tiles); },
+                             nullptr);
     r.add_kernel(op, std::move(k));
   }
 }
@@ -223,9 +226,9 @@ void copy_view(const Tensor& t, const void* src, const Shape& shape, const Strid
 }
 
 const char* byte_ptr(const Tensor& t, int64_t elem_offset) {
-  return static_cast<const char*>(t.data()) + elem_offset * static_cast<int64_t>(dtype_size(t.dtype()));
+  return static_cast<const char*>(t.data()) +
+         elem_offset * static_cast<int64_t>(dtype_size(t.dtype()));
 }
-
 
 // ---- reshape ----------------------------------------------------------------
 Shape reshape_shape(const OpCall& call) {
@@ -241,7 +244,8 @@ Shape reshape_shape(const OpCall& call) {
     }
     if (out[k] == 0) {
       if (k >= in.size())
-        call.fail(arg, "0 (copy a dim) only at an index < the input rank " + std::to_string(in.size()),
+        call.fail(arg,
+                  "0 (copy a dim) only at an index < the input rank " + std::to_string(in.size()),
                   shape_str(out));
       out[k] = in[k];
     }
@@ -254,11 +258,13 @@ Shape reshape_shape(const OpCall& call) {
       call.fail(arg, "a -1 that can be inferred (other dims have no zero)",
                 shape_str(call.attrs.ints("shape")));
     if (n % known)
-      call.fail(arg, "a shape with " + std::to_string(n) + " elements (as input " + shape_str(in) + ")",
+      call.fail(arg,
+                "a shape with " + std::to_string(n) + " elements (as input " + shape_str(in) + ")",
                 shape_str(call.attrs.ints("shape")));
     out[static_cast<size_t>(infer_at)] = n / known;
   } else if (known != n) {
-    call.fail(arg, "a shape with " + std::to_string(n) + " elements (as input " + shape_str(in) + ")",
+    call.fail(arg,
+              "a shape with " + std::to_string(n) + " elements (as input " + shape_str(in) + ")",
               shape_str(out));
   }
   return out;
@@ -279,7 +285,9 @@ void add_reshape(Registry& r) {
   s.outputs = {{"y", "contiguous, shape from 'shape'"}};
   s.attrs = {{"shape", AttrType::i64s, std::nullopt, "target shape; 0 = copy, -1 = infer"}};
   s.dtypes = kAll;
-  s.infer = [](const OpCall& c) { return std::vector<TensorDesc>{{c.in(0).dtype, reshape_shape(c)}}; };
+  s.infer = [](const OpCall& c) {
+    return std::vector<TensorDesc>{{c.in(0).dtype, reshape_shape(c)}};
+  };
   s.reference = [](const OpCall&, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
     out[0].data = in[0].data;
   };
@@ -293,8 +301,10 @@ void add_reshape(Registry& r) {
     cs.push_back(cc("[4,6]->[2,-1,3]", {TensorDesc(t, {4, 6})}, {{"shape", V{2, -1, 3}}}));
     cs.push_back(cc("[1000]->[8,125]", {TensorDesc(t, {1000})}, {{"shape", V{8, 125}}}));
     cs.push_back(cc("[65537]->[1,-1,1]", {TensorDesc(t, {65537})}, {{"shape", V{1, -1, 1}}}));
-    cs.push_back(cc("strided[33,17]^T->[-1]", {ops::transposed_desc(t, 33, 17)}, {{"shape", V{-1}}}));
-    cs.push_back(cc("strided[4,5,6]->[0,30]", {TensorDesc(t, {4, 5, 6}, {70, 14, 2})}, {{"shape", V{0, 30}}}));
+    cs.push_back(
+        cc("strided[33,17]^T->[-1]", {ops::transposed_desc(t, 33, 17)}, {{"shape", V{-1}}}));
+    cs.push_back(cc("strided[4,5,6]->[0,30]", {TensorDesc(t, {4, 5, 6}, {70, 14, 2})},
+                    {{"shape", V{0, 30}}}));
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
@@ -352,22 +362,26 @@ void add_transpose(Registry& r) {
     std::vector<int64_t> src(perm.size());
     for_each_index(out[0].shape, [&](const std::vector<int64_t>& idx, int64_t f) {
       for (size_t k = 0; k < perm.size(); ++k) src[static_cast<size_t>(perm[k])] = idx[k];
-      out[0].data[static_cast<size_t>(f)] = in[0].data[static_cast<size_t>(shape::flat_index(src, in[0].shape))];
+      out[0].data[static_cast<size_t>(f)] =
+          in[0].data[static_cast<size_t>(shape::flat_index(src, in[0].shape))];
     });
   };
   s.cases = [](DType t) {
     using V = std::vector<int64_t>;
     std::vector<CheckCase> cs;
-    for (Shape sh : {Shape{0, 5}, Shape{1, 1}, Shape{7, 9}, Shape{16, 16}, Shape{17, 33}, Shape{257, 129},
-                     Shape{1000, 3}})
+    for (Shape sh : {Shape{0, 5}, Shape{1, 1}, Shape{7, 9}, Shape{16, 16}, Shape{17, 33},
+                     Shape{257, 129}, Shape{1000, 3}})
       cs.push_back(cc("2d" + shape_str(sh), {TensorDesc(t, sh)}, {}));
-    cs.push_back(cc("[2,3,4,5]perm0,2,3,1", {TensorDesc(t, {2, 3, 4, 5})}, {{"perm", V{0, 2, 3, 1}}}));
+    cs.push_back(
+        cc("[2,3,4,5]perm0,2,3,1", {TensorDesc(t, {2, 3, 4, 5})}, {{"perm", V{0, 2, 3, 1}}}));
     cs.push_back(cc("[2,19,35]perm0,2,1", {TensorDesc(t, {2, 19, 35})}, {{"perm", V{0, -1, -2}}}));
     cs.push_back(cc("[3,4,5]perm1,0,2", {TensorDesc(t, {3, 4, 5})}, {{"perm", V{1, 0, 2}}}));
-    cs.push_back(cc("[2,33,2,40]perm2,3,0,1", {TensorDesc(t, {2, 33, 2, 40})}, {{"perm", V{2, 3, 0, 1}}}));
+    cs.push_back(
+        cc("[2,33,2,40]perm2,3,0,1", {TensorDesc(t, {2, 33, 2, 40})}, {{"perm", V{2, 3, 0, 1}}}));
     cs.push_back(cc("[5]", {TensorDesc(t, {5})}, {}));
     cs.push_back(cc("strided[33,17]^T", {ops::transposed_desc(t, 33, 17)}, {}));
-    cs.push_back(cc("strided[4,5,6]perm2,0,1", {TensorDesc(t, {4, 5, 6}, {70, 14, 2})}, {{"perm", V{2, 0, 1}}}));
+    cs.push_back(cc("strided[4,5,6]perm2,0,1", {TensorDesc(t, {4, 5, 6}, {70, 14, 2})},
+                    {{"perm", V{2, 0, 1}}}));
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
@@ -399,7 +413,8 @@ void add_concat(Registry& r) {
   s.doc = "Joins the inputs along 'axis'; all other dims and the dtypes must match.";
   s.inputs = {{"inputs", "one or more tensors", false, true}};
   s.outputs = {{"y", "contiguous"}};
-  s.attrs = {{"axis", AttrType::i64, int64_t{0}, "axis to join along (negative counts from the end)"}};
+  s.attrs = {
+      {"axis", AttrType::i64, int64_t{0}, "axis to join along (negative counts from the end)"}};
   s.dtypes = kAll;
   s.infer = [](const OpCall& c) {
     if (c.inputs.empty()) c.fail("inputs", "at least 1 tensor", "0");
@@ -414,8 +429,9 @@ void add_concat(Registry& r) {
       Shape want = c.in(0).shape;
       if (static_cast<int64_t>(sh.size()) == rank) want[ax] = sh[ax];
       if (sh != want)
-        c.fail(ops::input_name(c, i), "shape " + shape_str(want) + " (all dims but axis " +
-                                          std::to_string(ax) + " as input 0)",
+        c.fail(ops::input_name(c, i),
+               "shape " + shape_str(want) + " (all dims but axis " + std::to_string(ax) +
+                   " as input 0)",
                shape_str(sh));
       o[ax] = shape_numel({o[ax] + sh[ax]});
     }
@@ -430,7 +446,8 @@ void add_concat(Registry& r) {
       while (a >= in[i].shape[ax]) a -= in[i++].shape[ax];
       src = idx;
       src[ax] = a;
-      out[0].data[static_cast<size_t>(f)] = in[i].data[static_cast<size_t>(shape::flat_index(src, in[i].shape))];
+      out[0].data[static_cast<size_t>(f)] =
+          in[i].data[static_cast<size_t>(shape::flat_index(src, in[i].shape))];
     });
   };
   s.cases = [](DType t) {
@@ -441,9 +458,11 @@ void add_concat(Registry& r) {
     cs.push_back(cc("[2,3]+[2,5]ax1", {d({2, 3}), d({2, 5})}, {{"axis", int64_t{1}}}));
     cs.push_back(cc("[2,3]+[2,5]ax-1", {d({2, 3}), d({2, 5})}, {{"axis", int64_t{-1}}}));
     cs.push_back(cc("[3,4,5]+[2,4,5]+[1,4,5]", {d({3, 4, 5}), d({2, 4, 5}), d({1, 4, 5})}, {}));
-    cs.push_back(cc("[4,3,17]+[4,5,17]ax1", {d({4, 3, 17}), d({4, 5, 17})}, {{"axis", int64_t{1}}}));
+    cs.push_back(
+        cc("[4,3,17]+[4,5,17]ax1", {d({4, 3, 17}), d({4, 5, 17})}, {{"axis", int64_t{1}}}));
     cs.push_back(cc("[300,129]+[300,1]ax1", {d({300, 129}), d({300, 1})}, {{"axis", int64_t{1}}}));
-    cs.push_back(cc("strided[33,17]^T+[33,5]ax1", {ops::transposed_desc(t, 33, 17), d({33, 5})}, {{"axis", int64_t{1}}}));
+    cs.push_back(cc("strided[33,17]^T+[33,5]ax1", {ops::transposed_desc(t, 33, 17), d({33, 5})},
+                    {{"axis", int64_t{1}}}));
     cs.push_back(cc("[2,0,3]+[2,0,3]ax1", {d({2, 0, 3}), d({2, 0, 3})}, {{"axis", int64_t{1}}}));
     return cs;
   };
@@ -452,7 +471,8 @@ void add_concat(Registry& r) {
     const int64_t n = rest.count("n") ? std::stoll(rest["n"]) : 2;
     rest.erase("n");
     CheckCase c = shape::bench_case_from(Registry::global().schema("concat"), rest, t);
-    c.inputs.assign(static_cast<size_t>(n), c.inputs.empty() ? TensorDesc(t, {1 << 24}) : c.inputs.front());
+    c.inputs.assign(static_cast<size_t>(n),
+                    c.inputs.empty() ? TensorDesc(t, {1 << 24}) : c.inputs.front());
     return c;
   };
   r.add_op(std::move(s));
@@ -469,7 +489,8 @@ std::vector<int64_t> split_sizes(const OpCall& call) {
   const int64_t n = call.attrs.i("num_outputs");
   if (!sizes.empty()) {
     if (n != 0 && n != static_cast<int64_t>(sizes.size()))
-      call.fail("attribute 'num_outputs'", "0 or " + std::to_string(sizes.size()) + " (the length of 'split')",
+      call.fail("attribute 'num_outputs'",
+                "0 or " + std::to_string(sizes.size()) + " (the length of 'split')",
                 std::to_string(n));
     int64_t sum = 0;
     for (int64_t v : sizes) {
@@ -477,11 +498,13 @@ std::vector<int64_t> split_sizes(const OpCall& call) {
       sum = shape_numel({sum + v});
     }
     if (sum != dim)
-      call.fail("attribute 'split'", "sizes summing to " + std::to_string(dim) + " (dim " + std::to_string(ax) + ")",
+      call.fail("attribute 'split'",
+                "sizes summing to " + std::to_string(dim) + " (dim " + std::to_string(ax) + ")",
                 shape_str(sizes) + " (sum " + std::to_string(sum) + ")");
     return sizes;
   }
-  if (n <= 0) call.fail("attribute 'num_outputs'", "a value >= 1 (or a 'split' list)", std::to_string(n));
+  if (n <= 0)
+    call.fail("attribute 'num_outputs'", "a value >= 1 (or a 'split' list)", std::to_string(n));
   if (n > 4096) call.fail("attribute 'num_outputs'", "at most 4096", std::to_string(n));
   const int64_t chunk = (dim + n - 1) / n;
   if (dim > 0 && chunk * (n - 1) > dim)
@@ -517,7 +540,8 @@ void add_split(Registry& r) {
   s.dtypes = kAll;
   s.infer = [](const OpCall& c) {
     const auto sizes = split_sizes(c);
-    const size_t ax = static_cast<size_t>(c.axis("attribute 'axis'", c.attrs.i("axis"), c.in(0).rank()));
+    const size_t ax =
+        static_cast<size_t>(c.axis("attribute 'axis'", c.attrs.i("axis"), c.in(0).rank()));
     std::vector<TensorDesc> o;
     for (int64_t v : sizes) {
       Shape sh = c.in(0).shape;
@@ -534,7 +558,8 @@ void add_split(Registry& r) {
       for_each_index(o.shape, [&](const std::vector<int64_t>& idx, int64_t f) {
         src = idx;
         src[ax] += off;
-        o.data[static_cast<size_t>(f)] = in[0].data[static_cast<size_t>(shape::flat_index(src, in[0].shape))];
+        o.data[static_cast<size_t>(f)] =
+            in[0].data[static_cast<size_t>(shape::flat_index(src, in[0].shape))];
       });
       off += o.shape[ax];
     }
@@ -546,10 +571,14 @@ void add_split(Registry& r) {
     cs.push_back(cc("[7]n3", {TensorDesc(t, {7})}, {{"num_outputs", int64_t{3}}}));
     cs.push_back(cc("[0,4]n2", {TensorDesc(t, {0, 4})}, {{"num_outputs", int64_t{2}}}));
     cs.push_back(cc("[6,5]split1,0,5ax0", {TensorDesc(t, {6, 5})}, {{"split", V{1, 0, 5}}}));
-    cs.push_back(cc("[4,33,5]split16,17ax-2", {TensorDesc(t, {4, 33, 5})}, {{"split", V{16, 17}}, {"axis", int64_t{-2}}}));
-    cs.push_back(cc("[3,1000]n4ax1", {TensorDesc(t, {3, 1000})}, {{"num_outputs", int64_t{4}}, {"axis", int64_t{1}}}));
-    cs.push_back(cc("[2,3,4,5]split2,3ax3", {TensorDesc(t, {2, 3, 4, 5})}, {{"split", V{2, 3}}, {"axis", int64_t{3}}}));
-    cs.push_back(cc("strided[33,17]^Tn2ax1", {ops::transposed_desc(t, 33, 17)}, {{"num_outputs", int64_t{2}}, {"axis", int64_t{1}}}));
+    cs.push_back(cc("[4,33,5]split16,17ax-2", {TensorDesc(t, {4, 33, 5})},
+                    {{"split", V{16, 17}}, {"axis", int64_t{-2}}}));
+    cs.push_back(cc("[3,1000]n4ax1", {TensorDesc(t, {3, 1000})},
+                    {{"num_outputs", int64_t{4}}, {"axis", int64_t{1}}}));
+    cs.push_back(cc("[2,3,4,5]split2,3ax3", {TensorDesc(t, {2, 3, 4, 5})},
+                    {{"split", V{2, 3}}, {"axis", int64_t{3}}}));
+    cs.push_back(cc("strided[33,17]^Tn2ax1", {ops::transposed_desc(t, 33, 17)},
+                    {{"num_outputs", int64_t{2}}, {"axis", int64_t{1}}}));
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
@@ -582,10 +611,11 @@ void add_slice(Registry& r) {
       "[-1, dim-1] (step < 0); steps may be negative, not 0.";
   s.inputs = {{"x", "any dtype, any strides"}};
   s.outputs = {{"y", "contiguous"}};
-  s.attrs = {{"starts", AttrType::i64s, std::nullopt, "first index per axis"},
-             {"ends", AttrType::i64s, std::nullopt, "end (exclusive) per axis"},
-             {"axes", AttrType::i64s, std::vector<int64_t>{}, "axes (default 0..n-1; negative allowed)"},
-             {"steps", AttrType::i64s, std::vector<int64_t>{}, "steps (default 1)"}};
+  s.attrs = {
+      {"starts", AttrType::i64s, std::nullopt, "first index per axis"},
+      {"ends", AttrType::i64s, std::nullopt, "end (exclusive) per axis"},
+      {"axes", AttrType::i64s, std::vector<int64_t>{}, "axes (default 0..n-1; negative allowed)"},
+      {"steps", AttrType::i64s, std::vector<int64_t>{}, "steps (default 1)"}};
   s.dtypes = kAll;
   s.infer = [](const OpCall& c) {
     const auto p = shape::slice_params(c);
@@ -598,7 +628,8 @@ void add_slice(Registry& r) {
     std::vector<int64_t> src(p.size());
     for_each_index(out[0].shape, [&](const std::vector<int64_t>& idx, int64_t f) {
       for (size_t k = 0; k < p.size(); ++k) src[k] = p[k].start + idx[k] * p[k].step;
-      out[0].data[static_cast<size_t>(f)] = in[0].data[static_cast<size_t>(shape::flat_index(src, in[0].shape))];
+      out[0].data[static_cast<size_t>(f)] =
+          in[0].data[static_cast<size_t>(shape::flat_index(src, in[0].shape))];
     });
   };
   s.cases = [](DType t) {
@@ -654,10 +685,12 @@ Shape pad_shape(const OpCall& c) {
     if (b < 0 || e < 0) c.fail("attribute 'pads'", "values >= 0", shape_str(pads));
     if (mode == PadMode::reflect && (b > in[k] - 1 || e > in[k] - 1) && (b || e))
       c.fail("attribute 'pads'",
-             "reflect pads <= dim - 1 = " + std::to_string(in[k] - 1) + " on axis " + std::to_string(k),
+             "reflect pads <= dim - 1 = " + std::to_string(in[k] - 1) + " on axis " +
+                 std::to_string(k),
              shape_str(pads));
     if (mode == PadMode::edge && in[k] == 0 && (b || e))
-      c.fail("attribute 'pads'", "no edge padding of the empty axis " + std::to_string(k), shape_str(pads));
+      c.fail("attribute 'pads'", "no edge padding of the empty axis " + std::to_string(k),
+             shape_str(pads));
     if (b > (INT64_MAX - in[k]) / 2 || e > (INT64_MAX - in[k]) / 2)
       c.fail("attribute 'pads'", "pads whose sum with the dims fits in int64", shape_str(pads));
     o[k] = in[k] + b + e;
@@ -686,7 +719,8 @@ void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernel
     shape::encode_value(y.dtype(), c.attrs.f("value"), &v);
     shape::fill(es, base, y.numel(), &v);
   }
-  if (x.numel()) shape::strided_copy(es, x.shape(), x.data(), x.strides(), at(interior), ost, tiles);
+  if (x.numel())
+    shape::strided_copy(es, x.shape(), x.data(), x.strides(), at(interior), ost, tiles);
   if (mode == PadMode::constant || x.numel() == 0) return;
   // Borders axis by axis, innermost first, copying from the output itself.
   for (size_t d = rank; d-- > 0;) {
@@ -724,7 +758,8 @@ void add_pad(Registry& r) {
   s.name = "pad";
   s.family = "shape";
   s.doc =
-      "Pads x by 'pads' = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX order, values >= 0). "
+      "Pads x by 'pads' = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (ONNX order, values >= "
+      "0). "
       "mode constant fills 'value' (converted to x's dtype), reflect mirrors without repeating the "
       "edge (pads <= dim - 1), edge repeats the border element.";
   s.inputs = {{"x", "any dtype, any strides"}};
@@ -746,9 +781,12 @@ void add_pad(Registry& r) {
         const int64_t n = in[0].shape[k];
         int64_t i = idx[k] - pads[k];
         if (i < 0 || i >= n) {
-          if (mode == PadMode::constant) outside = true;
-          else if (mode == PadMode::edge) i = i < 0 ? 0 : n - 1;
-          else i = i < 0 ? -i : 2 * (n - 1) - i;
+          if (mode == PadMode::constant)
+            outside = true;
+          else if (mode == PadMode::edge)
+            i = i < 0 ? 0 : n - 1;
+          else
+            i = i < 0 ? -i : 2 * (n - 1) - i;
         }
         src[k] = i;
       }
@@ -796,7 +834,8 @@ Shape expand_shape(const OpCall& c) {
     const int64_t db = k < r - b.size() ? 1 : b[k - (r - b.size())];
     if (db < 0) c.fail("attribute 'shape'", "dims >= 0", shape_str(b));
     if (da != db && da != 1 && db != 1)
-      c.fail("attribute 'shape'", "a shape that input " + shape_str(a) + " broadcasts to", shape_str(b));
+      c.fail("attribute 'shape'", "a shape that input " + shape_str(a) + " broadcasts to",
+             shape_str(b));
     o[k] = da == 1 ? db : da;
   }
   return o;
@@ -811,32 +850,40 @@ Strides broadcast_strides(const Shape& in, const Strides& st, const Shape& out) 
 
 void expand_kernel(const OpCall&, const Tensor* in, Tensor* out, const TileKernels& tiles) {
   copy_view(in[0], in[0].data(), out[0].shape(),
-            broadcast_strides(in[0].shape(), in[0].strides(), out[0].shape()), out[0].data(), tiles);
+            broadcast_strides(in[0].shape(), in[0].strides(), out[0].shape()), out[0].data(),
+            tiles);
 }
 
 void add_expand(Registry& r) {
   OpSchema s;
   s.name = "expand";
   s.family = "shape";
-  s.doc = "Broadcasts x to 'shape' with NumPy rules (as ONNX Expand: output = broadcast(x.shape, shape)).";
+  s.doc =
+      "Broadcasts x to 'shape' with NumPy rules (as ONNX Expand: output = broadcast(x.shape, "
+      "shape)).";
   s.inputs = {{"x", "any dtype, any strides"}};
   s.outputs = {{"y", "contiguous"}};
   s.attrs = {{"shape", AttrType::i64s, std::nullopt, "target shape"}};
   s.dtypes = kAll;
-  s.infer = [](const OpCall& c) { return std::vector<TensorDesc>{{c.in(0).dtype, expand_shape(c)}}; };
+  s.infer = [](const OpCall& c) {
+    return std::vector<TensorDesc>{{c.in(0).dtype, expand_shape(c)}};
+  };
   s.reference = [](const OpCall&, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
     const Shape& is = in[0].shape;
     const size_t off = out[0].shape.size() - is.size();
     std::vector<int64_t> src(is.size());
     for_each_index(out[0].shape, [&](const std::vector<int64_t>& idx, int64_t f) {
       for (size_t k = 0; k < is.size(); ++k) src[k] = is[k] == 1 ? 0 : idx[k + off];
-      out[0].data[static_cast<size_t>(f)] = in[0].data[static_cast<size_t>(shape::flat_index(src, is))];
+      out[0].data[static_cast<size_t>(f)] =
+          in[0].data[static_cast<size_t>(shape::flat_index(src, is))];
     });
   };
   s.cases = [](DType t) {
     using V = std::vector<int64_t>;
     std::vector<CheckCase> cs;
-    auto add = [&](std::string name, TensorDesc d, V sh) { cs.push_back(cc(name, {d}, {{"shape", sh}})); };
+    auto add = [&](std::string name, TensorDesc d, V sh) {
+      cs.push_back(cc(name, {d}, {{"shape", sh}}));
+    };
     add("[1]->[0]", TensorDesc(t, {1}), {0});
     add("[1]->[1]", TensorDesc(t, {1}), {1});
     add("[1]->[17]", TensorDesc(t, {1}), {17});
@@ -871,9 +918,10 @@ void gather_rows(const OpCall& c, const Tensor& data, const Tensor& idx, Tensor&
   for (int64_t j = 0; j < J; ++j) {
     const int64_t v = index_at(idx, j);
     if (v >= n || v < (allow_negative ? -n : 0))
-      c.fail(ops::input_name(c, 1),
-             "indices in [" + std::to_string(allow_negative ? -n : 0) + ", " + std::to_string(n) + ")",
-             std::to_string(v) + " at flat position " + std::to_string(j));
+      c.fail(
+          ops::input_name(c, 1),
+          "indices in [" + std::to_string(allow_negative ? -n : 0) + ", " + std::to_string(n) + ")",
+          std::to_string(v) + " at flat position " + std::to_string(j));
   }
   const int64_t row = inner * es;
   const char* src = static_cast<const char*>(data.data());
@@ -898,16 +946,17 @@ void embedding_kernel(const OpCall& c, const Tensor* in, Tensor* out, const Tile
   gather_rows(c, in[0], in[1], out[0], 0, false);
 }
 
-void gather_ref(const OpCall& c, const std::vector<RefTensor>& in, std::vector<RefTensor>& out, int64_t axis,
-                bool allow_negative) {
+void gather_ref(const OpCall& c, const std::vector<RefTensor>& in, std::vector<RefTensor>& out,
+                int64_t axis, bool allow_negative) {
   const Shape& ds = in[0].shape;
   const int64_t n = ds[static_cast<size_t>(axis)];
   for (size_t j = 0; j < in[1].data.size(); ++j) {
     const double v = in[1].data[j];
     if (v >= static_cast<double>(n) || v < (allow_negative ? -static_cast<double>(n) : 0.0))
-      c.fail(ops::input_name(c, 1),
-             "indices in [" + std::to_string(allow_negative ? -n : 0) + ", " + std::to_string(n) + ")",
-             std::to_string(static_cast<int64_t>(v)) + " at flat position " + std::to_string(j));
+      c.fail(
+          ops::input_name(c, 1),
+          "indices in [" + std::to_string(allow_negative ? -n : 0) + ", " + std::to_string(n) + ")",
+          std::to_string(static_cast<int64_t>(v)) + " at flat position " + std::to_string(j));
   }
   const int64_t outer = prod(ds, 0, static_cast<size_t>(axis));
   const int64_t inner = prod(ds, static_cast<size_t>(axis) + 1, ds.size());
@@ -932,15 +981,18 @@ void add_gather(Registry& r) {
       "raised at run time (opsnn::Error naming input 'indices'), before anything is written.";
   s.inputs = {{"x", "any dtype"}, {"indices", "i64 or i32, any shape"}};
   s.outputs = {{"y", "x's dtype"}};
-  s.attrs = {{"axis", AttrType::i64, int64_t{0}, "axis of x to index (negative counts from the end)"}};
+  s.attrs = {
+      {"axis", AttrType::i64, int64_t{0}, "axis of x to index (negative counts from the end)"}};
   s.dtypes = kAll;
   s.infer = [](const OpCall& c) {
     ops::require_dtype(c, 1, {DType::i64, DType::i32});
     if (c.in(0).rank() == 0) c.fail("input 'x'", "rank >= 1", "rank 0");
-    const size_t ax = static_cast<size_t>(c.axis("attribute 'axis'", c.attrs.i("axis"), c.in(0).rank()));
+    const size_t ax =
+        static_cast<size_t>(c.axis("attribute 'axis'", c.attrs.i("axis"), c.in(0).rank()));
     const Shape& ds = c.in(0).shape;
     if (ds[ax] == 0 && c.in(1).numel() > 0)
-      c.fail("input 'x'", "a non-empty axis " + std::to_string(ax) + " to gather from", shape_str(ds));
+      c.fail("input 'x'", "a non-empty axis " + std::to_string(ax) + " to gather from",
+             shape_str(ds));
     Shape o(ds.begin(), ds.begin() + static_cast<long>(ax));
     o.insert(o.end(), c.in(1).shape.begin(), c.in(1).shape.end());
     o.insert(o.end(), ds.begin() + static_cast<long>(ax) + 1, ds.end());
@@ -951,8 +1003,10 @@ void add_gather(Registry& r) {
   };
   s.cases = [](DType t) {
     std::vector<CheckCase> cs;
-    auto add = [&](std::string name, Shape ds, TensorDesc idx, int64_t axis, ValueRange ir, TensorDesc data = {}) {
-      cs.push_back(cc(name, {data.shape.empty() ? TensorDesc(t, ds) : data, idx}, {{"axis", axis}}, {{}, ir}));
+    auto add = [&](std::string name, Shape ds, TensorDesc idx, int64_t axis, ValueRange ir,
+                   TensorDesc data = {}) {
+      cs.push_back(cc(name, {data.shape.empty() ? TensorDesc(t, ds) : data, idx}, {{"axis", axis}},
+                      {{}, ir}));
     };
     add("[5]idx[0]", {5}, TensorDesc(DType::i64, {0}), 0, {0, 4, true});
     add("[1]idx[1]", {1}, TensorDesc(DType::i64, {1}), 0, {-1, 0, true});
@@ -962,7 +1016,8 @@ void add_gather(Registry& r) {
     add("[4,33,5]ax-1", {4, 33, 5}, TensorDesc(DType::i64, {2, 3}), -1, {-5, 4, true});
     add("[4,33,5]idx[]", {4, 33, 5}, TensorDesc(DType::i64, {}), 2, {0, 4, true});
     add("[1000,129]idx[300]", {1000, 129}, TensorDesc(DType::i64, {300}), 0, {-1000, 999, true});
-    add("strided[33,17]^Tax1", {}, TensorDesc(DType::i64, {5}), 1, {-17, 16, true}, ops::transposed_desc(t, 33, 17));
+    add("strided[33,17]^Tax1", {}, TensorDesc(DType::i64, {5}), 1, {-17, 16, true},
+        ops::transposed_desc(t, 33, 17));
     return cs;
   };
   // bench: x=AxB, idx=N indices, axis.
@@ -973,7 +1028,8 @@ void add_gather(Registry& r) {
     CheckCase c = shape::bench_case_from(Registry::global().schema("gather"), rest, t);
     const int64_t axis = c.attrs.has("axis") ? c.attrs.i("axis") : 0;
     const Shape& xs = c.inputs[0].shape;
-    const int64_t dim = xs[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(xs.size()) : axis)];
+    const int64_t dim =
+        xs[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(xs.size()) : axis)];
     c.inputs[1] = TensorDesc(DType::i64, {n});
     c.ranges = {{}, {0, static_cast<double>(dim - 1), true}};
     return c;
@@ -1007,7 +1063,8 @@ void add_embedding(Registry& r) {
   s.cases = [](DType t) {
     std::vector<CheckCase> cs;
     auto add = [&](std::string name, Shape ts, TensorDesc ids) {
-      cs.push_back(cc(name, {TensorDesc(t, ts), ids}, {}, {{}, {0, static_cast<double>(ts[0] - 1), true}}));
+      cs.push_back(
+          cc(name, {TensorDesc(t, ts), ids}, {}, {{}, {0, static_cast<double>(ts[0] - 1), true}}));
     };
     add("[5,0]ids[3]", {5, 0}, TensorDesc(DType::i64, {3}));
     add("[7,1]ids[0]", {7, 1}, TensorDesc(DType::i64, {0}));

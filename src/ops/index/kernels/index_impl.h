@@ -30,34 +30,35 @@ void cumsum_t(const T* x, T* y, AxisShape s, bool exclusive, bool reverse) {
   if (inner == 1) {
     // Along the contiguous axis: rows in parallel, each scanned in order in
     // blocks of 256 converted to f32.
-    parallel_for(s.outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)), [&](int64_t b, int64_t e) {
-      float buf[256];
-      for (int64_t o = b; o < e; ++o) {
-        const T* xr = x + o * n;
-        T* yr = y + o * n;
-        float acc = 0;
-        for (int64_t c0 = 0; c0 < n; c0 += 256) {
-          const int64_t m = std::min<int64_t>(256, n - c0);
-          // Block c0 of the scan order: forward [c0, c0 + m), reverse from the end.
-          const int64_t at = reverse ? n - c0 - m : c0;
-          to_f32_row(xr + at, buf, m);
-          if (!reverse) {
-            for (int64_t i = 0; i < m; ++i) {
-              const float v = buf[i];
-              buf[i] = exclusive ? acc : acc + v;
-              acc += v;
-            }
-          } else {
-            for (int64_t i = m; i-- > 0;) {
-              const float v = buf[i];
-              buf[i] = exclusive ? acc : acc + v;
-              acc += v;
-            }
-          }
-          from_f32_row(buf, yr + at, m);
-        }
-      }
-    });
+    parallel_for(s.outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)),
+                 [&](int64_t b, int64_t e) {
+                   float buf[256];
+                   for (int64_t o = b; o < e; ++o) {
+                     const T* xr = x + o * n;
+                     T* yr = y + o * n;
+                     float acc = 0;
+                     for (int64_t c0 = 0; c0 < n; c0 += 256) {
+                       const int64_t m = std::min<int64_t>(256, n - c0);
+                       // Block c0 of the scan order: forward [c0, c0 + m), reverse from the end.
+                       const int64_t at = reverse ? n - c0 - m : c0;
+                       to_f32_row(xr + at, buf, m);
+                       if (!reverse) {
+                         for (int64_t i = 0; i < m; ++i) {
+                           const float v = buf[i];
+                           buf[i] = exclusive ? acc : acc + v;
+                           acc += v;
+                         }
+                       } else {
+                         for (int64_t i = m; i-- > 0;) {
+                           const float v = buf[i];
+                           buf[i] = exclusive ? acc : acc + v;
+                           acc += v;
+                         }
+                       }
+                       from_f32_row(buf, yr + at, m);
+                     }
+                   }
+                 });
     return;
   }
   // Across rows: a block of up to 2048 columns accumulates in an f32 buffer
@@ -107,67 +108,70 @@ void cumsum(DType t, const void* x, void* y, AxisShape s, bool exclusive, bool r
 template <class T>
 void rope_t(const T* x, const T* cs, const T* sn, T* y, const RopeParams& p) {
   const int64_t rows = p.B * p.L * p.H, half = p.R / 2;
-  parallel_for(rows, std::max<int64_t>(1, 2048 / std::max<int64_t>(1, p.D)), [&](int64_t b, int64_t e) {
-    float xb[2 * 256], cb[256], sb[256];
-    for (int64_t r = b; r < e; ++r) {
-      // r enumerates rows in memory order of the layout.
-      int64_t bi, l;
-      if (p.bhld) {
-        bi = r / (p.H * p.L);
-        l = r % p.L;
-      } else {
-        bi = r / (p.L * p.H);
-        l = (r / p.H) % p.L;
-      }
-      const int64_t trow = p.rows ? p.rows[bi * p.L + l] : l;
-      const T* xr = x + r * p.D;
-      T* yr = y + r * p.D;
-      const T* c = cs + trow * half;
-      const T* s = sn + trow * half;
-      if (!p.interleaved) {
-        int64_t i = 0;
-        for (; i + kLanes <= half; i += kLanes) {
-          const Vf x1 = load(xr + i), x2 = load(xr + i + half), cv = load(c + i), sv = load(s + i);
-          store(yr + i, fnma(x2, sv, x1 * cv));
-          store(yr + i + half, fma(x1, sv, x2 * cv));
-        }
-        if (i < half) {
-          const int m = static_cast<int>(half - i);
-          const Vf x1 = load_n(xr + i, m), x2 = load_n(xr + i + half, m), cv = load_n(c + i, m),
-                   sv = load_n(s + i, m);
-          store_n(yr + i, fnma(x2, sv, x1 * cv), m);
-          store_n(yr + i + half, fma(x1, sv, x2 * cv), m);
-        }
-      } else {
-        for (int64_t i0 = 0; i0 < half; i0 += 256) {
-          const int64_t m = std::min<int64_t>(256, half - i0);
-          to_f32_row(xr + 2 * i0, xb, 2 * m);
-          to_f32_row(c + i0, cb, m);
-          to_f32_row(s + i0, sb, m);
-          for (int64_t i = 0; i < m; ++i) {
-            const float a = xb[2 * i], bb = xb[2 * i + 1];
-            xb[2 * i] = std::fma(-bb, sb[i], a * cb[i]);
-            xb[2 * i + 1] = std::fma(a, sb[i], bb * cb[i]);
-          }
-          from_f32_row(xb, yr + 2 * i0, 2 * m);
-        }
-      }
-      if (p.R < p.D) std::memcpy(yr + p.R, xr + p.R, static_cast<size_t>(p.D - p.R) * sizeof(T));
-    }
-  });
+  parallel_for(rows, std::max<int64_t>(1, 2048 / std::max<int64_t>(1, p.D)),
+               [&](int64_t b, int64_t e) {
+                 float xb[2 * 256], cb[256], sb[256];
+                 for (int64_t r = b; r < e; ++r) {
+                   // r enumerates rows in memory order of the layout.
+                   int64_t bi, l;
+                   if (p.bhld) {
+                     bi = r / (p.H * p.L);
+                     l = r % p.L;
+                   } else {
+                     bi = r / (p.L * p.H);
+                     l = (r / p.H) % p.L;
+                   }
+                   const int64_t trow = p.rows ? p.rows[bi * p.L + l] : l;
+                   const T* xr = x + r * p.D;
+                   T* yr = y + r * p.D;
+                   const T* c = cs + trow * half;
+                   const T* s = sn + trow * half;
+                   if (!p.interleaved) {
+                     int64_t i = 0;
+                     for (; i + kLanes <= half; i += kLanes) {
+                       const Vf x1 = load(xr + i), x2 = load(xr + i + half), cv = load(c + i),
+                                sv = load(s + i);
+                       store(yr + i, fnma(x2, sv, x1 * cv));
+                       store(yr + i + half, fma(x1, sv, x2 * cv));
+                     }
+                     if (i < half) {
+                       const int m = static_cast<int>(half - i);
+                       const Vf x1 = load_n(xr + i, m), x2 = load_n(xr + i + half, m),
+                                cv = load_n(c + i, m), sv = load_n(s + i, m);
+                       store_n(yr + i, fnma(x2, sv, x1 * cv), m);
+                       store_n(yr + i + half, fma(x1, sv, x2 * cv), m);
+                     }
+                   } else {
+                     for (int64_t i0 = 0; i0 < half; i0 += 256) {
+                       const int64_t m = std::min<int64_t>(256, half - i0);
+                       to_f32_row(xr + 2 * i0, xb, 2 * m);
+                       to_f32_row(c + i0, cb, m);
+                       to_f32_row(s + i0, sb, m);
+                       for (int64_t i = 0; i < m; ++i) {
+                         const float a = xb[2 * i], bb = xb[2 * i + 1];
+                         xb[2 * i] = std::fma(-bb, sb[i], a * cb[i]);
+                         xb[2 * i + 1] = std::fma(a, sb[i], bb * cb[i]);
+                       }
+                       from_f32_row(xb, yr + 2 * i0, 2 * m);
+                     }
+                   }
+                   if (p.R < p.D)
+                     std::memcpy(yr + p.R, xr + p.R, static_cast<size_t>(p.D - p.R) * sizeof(T));
+                 }
+               });
 }
 
 void rope(DType t, const void* x, const void* c, const void* s, void* y, const RopeParams& p) {
   switch (t) {
     case DType::f32:
-      return rope_t(static_cast<const float*>(x), static_cast<const float*>(c), static_cast<const float*>(s),
-                    static_cast<float*>(y), p);
+      return rope_t(static_cast<const float*>(x), static_cast<const float*>(c),
+                    static_cast<const float*>(s), static_cast<float*>(y), p);
     case DType::bf16:
-      return rope_t(static_cast<const bf16*>(x), static_cast<const bf16*>(c), static_cast<const bf16*>(s),
-                    static_cast<bf16*>(y), p);
+      return rope_t(static_cast<const bf16*>(x), static_cast<const bf16*>(c),
+                    static_cast<const bf16*>(s), static_cast<bf16*>(y), p);
     case DType::f16:
-      return rope_t(static_cast<const f16*>(x), static_cast<const f16*>(c), static_cast<const f16*>(s),
-                    static_cast<f16*>(y), p);
+      return rope_t(static_cast<const f16*>(x), static_cast<const f16*>(c),
+                    static_cast<const f16*>(s), static_cast<f16*>(y), p);
     default:
       return;
   }
@@ -187,8 +191,11 @@ struct Cand {
 // best k does (NaN, the largest, is always kept). nth_element + sort then
 // run on those few candidates only: the result is the same set and order as
 // over the whole row.
-inline void select_best(const float* row, int64_t n, int64_t k, bool largest, std::vector<Cand>& cand) {
-  auto cmp = [largest](const Cand& a, const Cand& b) { return index::before(a.v, a.i, b.v, b.i, largest); };
+inline void select_best(const float* row, int64_t n, int64_t k, bool largest,
+                        std::vector<Cand>& cand) {
+  auto cmp = [largest](const Cand& a, const Cand& b) {
+    return index::before(a.v, a.i, b.v, b.i, largest);
+  };
   cand.clear();
   if (k <= 0) return;
   const int64_t m = std::max(k, n / 16);
@@ -219,44 +226,53 @@ inline void select_best(const float* row, int64_t n, int64_t k, bool largest, st
     cand.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) cand[static_cast<size_t>(i)] = {row[i], i};
   }
-  if (k < static_cast<int64_t>(cand.size())) std::nth_element(cand.begin(), cand.begin() + k, cand.end(), cmp);
+  if (k < static_cast<int64_t>(cand.size()))
+    std::nth_element(cand.begin(), cand.begin() + k, cand.end(), cmp);
   std::sort(cand.begin(), cand.begin() + k, cmp);
 }
 
 template <class T>
-void topk_t(const T* x, T* values, int64_t* indices, AxisShape s, int64_t k, bool largest, bool sorted) {
+void topk_t(const T* x, T* values, int64_t* indices, AxisShape s, int64_t k, bool largest,
+            bool sorted) {
   const int64_t n = s.n, inner = s.inner;
-  parallel_for(s.outer * inner, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, n)), [&](int64_t b, int64_t e) {
-    std::vector<float> row(static_cast<size_t>(n)), outv(static_cast<size_t>(k));
-    std::vector<Cand> cand;
-    for (int64_t t = b; t < e; ++t) {
-      const int64_t o = t / inner, j = t % inner;
-      if (inner == 1) {
-        to_f32_row(x + o * n, row.data(), n);
-      } else {
-        for (int64_t i = 0; i < n; ++i) row[static_cast<size_t>(i)] = ::opsnn::to_f32(x[(o * n + i) * inner + j]);
-      }
-      select_best(row.data(), n, k, largest, cand);
-      if (!sorted)
-        std::sort(cand.begin(), cand.begin() + k, [](const Cand& a, const Cand& c) { return a.i < c.i; });
-      for (int64_t q = 0; q < k; ++q) {
-        const Cand& c = cand[static_cast<size_t>(q)];
-        indices[(o * k + q) * inner + j] = c.i;
-        outv[static_cast<size_t>(q)] = c.v;
-      }
-      if (inner == 1) {
-        from_f32_row(outv.data(), values + o * k, k);
-      } else {
-        for (int64_t q = 0; q < k; ++q) store_n(values + (o * k + q) * inner + j, set1(outv[static_cast<size_t>(q)]), 1);
-      }
-    }
-  });
+  parallel_for(s.outer * inner, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, n)),
+               [&](int64_t b, int64_t e) {
+                 std::vector<float> row(static_cast<size_t>(n)), outv(static_cast<size_t>(k));
+                 std::vector<Cand> cand;
+                 for (int64_t t = b; t < e; ++t) {
+                   const int64_t o = t / inner, j = t % inner;
+                   if (inner == 1) {
+                     to_f32_row(x + o * n, row.data(), n);
+                   } else {
+                     for (int64_t i = 0; i < n; ++i)
+                       row[static_cast<size_t>(i)] = ::opsnn::to_f32(x[(o * n + i) * inner + j]);
+                   }
+                   select_best(row.data(), n, k, largest, cand);
+                   if (!sorted)
+                     std::sort(cand.begin(), cand.begin() + k,
+                               [](const Cand& a, const Cand& c) { return a.i < c.i; });
+                   for (int64_t q = 0; q < k; ++q) {
+                     const Cand& c = cand[static_cast<size_t>(q)];
+                     indices[(o * k + q) * inner + j] = c.i;
+                     outv[static_cast<size_t>(q)] = c.v;
+                   }
+                   if (inner == 1) {
+                     from_f32_row(outv.data(), values + o * k, k);
+                   } else {
+                     for (int64_t q = 0; q < k; ++q)
+                       store_n(values + (o * k + q) * inner + j, set1(outv[static_cast<size_t>(q)]),
+                               1);
+                   }
+                 }
+               });
 }
 
-void topk(DType t, const void* x, void* v, int64_t* idx, AxisShape s, int64_t k, bool largest, bool sorted) {
+void topk(DType t, const void* x, void* v, int64_t* idx, AxisShape s, int64_t k, bool largest,
+          bool sorted) {
   switch (t) {
     case DType::f32:
-      return topk_t(static_cast<const float*>(x), static_cast<float*>(v), idx, s, k, largest, sorted);
+      return topk_t(static_cast<const float*>(x), static_cast<float*>(v), idx, s, k, largest,
+                    sorted);
     case DType::bf16:
       return topk_t(static_cast<const bf16*>(x), static_cast<bf16*>(v), idx, s, k, largest, sorted);
     case DType::f16:
@@ -282,7 +298,9 @@ void sample_t(const T* logits, int64_t* out, int64_t B, int64_t V, const SampleP
         // Vector arg-max: the maximum first, then its lowest index (NaN wins, as in the order).
         int64_t best = 0;
         for (int64_t i = 1; i < V; ++i)
-          if (index::before(row[static_cast<size_t>(i)], i, row[static_cast<size_t>(best)], best, true)) best = i;
+          if (index::before(row[static_cast<size_t>(i)], i, row[static_cast<size_t>(best)], best,
+                            true))
+            best = i;
         out[r] = best;
         continue;
       }
@@ -294,8 +312,8 @@ void sample_t(const T* logits, int64_t* out, int64_t B, int64_t V, const SampleP
         v[static_cast<size_t>(j)] = cand[static_cast<size_t>(j)].v;
         idx[static_cast<size_t>(j)] = cand[static_cast<size_t>(j)].i;
       }
-      out[r] = index::sample_pick(v.data(), idx.data(), m, p.temperature, p.p, index::sample_uniform(p.seed, r),
-                                  w.data());
+      out[r] = index::sample_pick(v.data(), idx.data(), m, p.temperature, p.p,
+                                  index::sample_uniform(p.seed, r), w.data());
     }
   });
 }

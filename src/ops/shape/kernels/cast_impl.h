@@ -15,14 +15,19 @@ struct Bool8 {
 };
 
 template <class T>
-inline constexpr bool is_f = std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>;
+inline constexpr bool is_f =
+    std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>;
 
 template <class T>
 inline auto num(T x) {
-  if constexpr (std::is_same_v<T, float>) return x;
-  else if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) return ::opsnn::to_f32(x);
-  else if constexpr (std::is_same_v<T, Bool8>) return static_cast<int32_t>(x.v != 0);
-  else return x;
+  if constexpr (std::is_same_v<T, float>)
+    return x;
+  else if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
+    return ::opsnn::to_f32(x);
+  else if constexpr (std::is_same_v<T, Bool8>)
+    return static_cast<int32_t>(x.v != 0);
+  else
+    return x;
 }
 
 template <class I, class X>
@@ -37,7 +42,8 @@ inline I sat(X x) {
     if constexpr (std::is_signed_v<X> && std::is_unsigned_v<I>) {
       if (x < 0) return 0;
     }
-    if constexpr (sizeof(X) > sizeof(I) || (std::is_unsigned_v<X> && std::is_signed_v<I> && sizeof(X) == sizeof(I))) {
+    if constexpr (sizeof(X) > sizeof(I) ||
+                  (std::is_unsigned_v<X> && std::is_signed_v<I> && sizeof(X) == sizeof(I))) {
       if (x > static_cast<X>(L::max())) return L::max();
     }
     if constexpr (std::is_signed_v<X> && std::is_signed_v<I> && sizeof(X) > sizeof(I)) {
@@ -49,11 +55,16 @@ inline I sat(X x) {
 
 template <class D, class X>
 inline D make(X x) {
-  if constexpr (std::is_same_v<D, Bool8>) return Bool8{static_cast<uint8_t>(x != 0)};
-  else if constexpr (std::is_same_v<D, float>) return static_cast<float>(x);
-  else if constexpr (std::is_same_v<D, bf16>) return ::opsnn::to_bf16(static_cast<float>(x));
-  else if constexpr (std::is_same_v<D, f16>) return ::opsnn::to_f16(static_cast<float>(x));
-  else return sat<D>(x);
+  if constexpr (std::is_same_v<D, Bool8>)
+    return Bool8{static_cast<uint8_t>(x != 0)};
+  else if constexpr (std::is_same_v<D, float>)
+    return static_cast<float>(x);
+  else if constexpr (std::is_same_v<D, bf16>)
+    return ::opsnn::to_bf16(static_cast<float>(x));
+  else if constexpr (std::is_same_v<D, f16>)
+    return ::opsnn::to_f16(static_cast<float>(x));
+  else
+    return sat<D>(x);
 }
 
 template <class S, class D>
@@ -100,28 +111,44 @@ void conv(const void* src, void* dst, int64_t n) {
 template <class S>
 cast::ConvFn row(DType to) {
   switch (to) {
-    case DType::f32: return conv<S, float>;
-    case DType::f16: return conv<S, f16>;
-    case DType::bf16: return conv<S, bf16>;
-    case DType::i8: return conv<S, int8_t>;
-    case DType::u8: return conv<S, uint8_t>;
-    case DType::i32: return conv<S, int32_t>;
-    case DType::i64: return conv<S, int64_t>;
-    case DType::boolean: return conv<S, Bool8>;
+    case DType::f32:
+      return conv<S, float>;
+    case DType::f16:
+      return conv<S, f16>;
+    case DType::bf16:
+      return conv<S, bf16>;
+    case DType::i8:
+      return conv<S, int8_t>;
+    case DType::u8:
+      return conv<S, uint8_t>;
+    case DType::i32:
+      return conv<S, int32_t>;
+    case DType::i64:
+      return conv<S, int64_t>;
+    case DType::boolean:
+      return conv<S, Bool8>;
   }
   return nullptr;
 }
 
 inline cast::ConvFn table(DType from, DType to) {
   switch (from) {
-    case DType::f32: return row<float>(to);
-    case DType::f16: return row<f16>(to);
-    case DType::bf16: return row<bf16>(to);
-    case DType::i8: return row<int8_t>(to);
-    case DType::u8: return row<uint8_t>(to);
-    case DType::i32: return row<int32_t>(to);
-    case DType::i64: return row<int64_t>(to);
-    case DType::boolean: return row<Bool8>(to);
+    case DType::f32:
+      return row<float>(to);
+    case DType::f16:
+      return row<f16>(to);
+    case DType::bf16:
+      return row<bf16>(to);
+    case DType::i8:
+      return row<int8_t>(to);
+    case DType::u8:
+      return row<uint8_t>(to);
+    case DType::i32:
+      return row<int32_t>(to);
+    case DType::i64:
+      return row<int64_t>(to);
+    case DType::boolean:
+      return row<Bool8>(to);
   }
   return nullptr;
 }

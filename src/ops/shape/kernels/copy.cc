@@ -53,6 +53,8 @@ void copy_run(const T* s, int64_t ss, T* d, int64_t ds, int64_t n) {
   if (ds == 1 && ss == 0) {
     const T v = *s;
     for (int64_t i = 0; i < n; ++i) d[i] = v;
+  } else if (ds == 1 && ss == -1) {  // reversed run (slice with step -1, pad reflect)
+    for (int64_t i = 0; i < n; ++i) d[i] = s[-i];
   } else if (ds == 1) {
     for (int64_t i = 0; i < n; ++i) d[i] = s[i * ss];
   } else {
@@ -63,7 +65,8 @@ void copy_run(const T* s, int64_t ss, T* d, int64_t ds, int64_t n) {
 void copy_elems(size_t es, const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
   switch (es) {
     case 1:
-      return copy_run(reinterpret_cast<const uint8_t*>(s), ss, reinterpret_cast<uint8_t*>(d), ds, n);
+      return copy_run(reinterpret_cast<const uint8_t*>(s), ss, reinterpret_cast<uint8_t*>(d), ds,
+                      n);
     case 2:
       return copy_run(reinterpret_cast<const uint16_t*>(s), ss, reinterpret_cast<uint16_t*>(d), ds,
                       n);
@@ -75,7 +78,8 @@ void copy_elems(size_t es, const char* s, int64_t ss, char* d, int64_t ds, int64
                       n);
     default:
       for (int64_t i = 0; i < n; ++i)
-        std::memcpy(d + i * ds * static_cast<int64_t>(es), s + i * ss * static_cast<int64_t>(es), es);
+        std::memcpy(d + i * ds * static_cast<int64_t>(es), s + i * ss * static_cast<int64_t>(es),
+                    es);
   }
 }
 
@@ -170,7 +174,8 @@ void strided_copy(size_t es, const Shape& shape, const void* src, const Strides&
           for (int64_t p0 = 0; p0 < p.n; p0 += kBlock) {
             const int64_t pn = std::min(kBlock, p.n - p0);
             // Source rows q (stride in.ss), contiguous along p; dest rows p (stride p.ds).
-            tile(s + (so + q0 * in.ss + p0) * E, in.ss, d + (dof + p0 * p.ds + q0) * E, p.ds, qn, pn);
+            tile(s + (so + q0 * in.ss + p0) * E, in.ss, d + (dof + p0 * p.ds + q0) * E, p.ds, qn,
+                 pn);
           }
         }
       });

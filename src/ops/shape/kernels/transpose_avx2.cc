@@ -62,12 +62,12 @@ void tile4(const void* src, int64_t sl, void* dst, int64_t dl, int64_t rows, int
 }
 void tile2(const void* src, int64_t sl, void* dst, int64_t dl, int64_t rows, int64_t cols) {
   // 32 x 32 blocks of sixteen 8x8 tiles: whole 64-byte lines read and written.
-  tile_blocked<32, 32, uint16_t>(src, sl, dst, dl, rows, cols,
-                                 [](const uint16_t* s, int64_t sl2, uint16_t* d, int64_t dl2) {
-                                   for (int c = 0; c < 4; ++c)
-                                     for (int q = 0; q < 4; ++q)
-                                       t8x8_2(s + 8 * q * sl2 + 8 * c, sl2, d + 8 * c * dl2 + 8 * q, dl2);
-                                 });
+  tile_blocked<32, 32, uint16_t>(
+      src, sl, dst, dl, rows, cols, [](const uint16_t* s, int64_t sl2, uint16_t* d, int64_t dl2) {
+        for (int c = 0; c < 4; ++c)
+          for (int q = 0; q < 4; ++q)
+            t8x8_2(s + 8 * q * sl2 + 8 * c, sl2, d + 8 * c * dl2 + 8 * q, dl2);
+      });
 }
 
 }  // namespace
