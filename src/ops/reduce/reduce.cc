@@ -10,13 +10,18 @@
 // reduced extent of 0.
 #include "ops/reduce/reduce.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "opsnn/error.h"
 #include "opsnn/op.h"
 
 namespace opsnn {
@@ -66,6 +71,12 @@ Plan make_plan(const Shape& shape, const std::vector<int64_t>& axes) {
     }
     p.split_outputs = p.kcount < 8 && p.nblocks >= 2;
   }
+  if (!p.inner_reduced) {
+    p.ki_ncc = (p.inner + kColChunk - 1) / kColChunk;
+    p.ki_nrb = (p.rcount + kRowBlock - 1) / kRowBlock;
+    p.ki_cw = std::min(kColChunk, (p.inner + 15) / 16 * 16);
+    p.ki_split = p.kcount * p.ki_ncc < 8 && p.ki_nrb >= 2;
+  }
   return p;
 }
 
@@ -102,10 +113,7 @@ class ReduceKernel : public KernelInstance {
  public:
   ReduceKernel(Kind kind, reduce::RunFn fn, reduce::Plan plan)
       : kind_(kind), fn_(fn), plan_(std::move(plan)) {}
-  size_t workspace_bytes() const override {
-    return plan_.split_outputs ? static_cast<size_t>(plan_.kcount * plan_.nblocks) * sizeof(float)
-                               : 0;
-  }
+  size_t workspace_bytes() const override { return plan_.workspace_bytes(); }
   void run(const Tensor* in, Tensor* out, void* ws) override {
     fn_(kind_, in[0].dtype(), plan_, in[0].data(), out[0].data(), static_cast<float*>(ws));
   }
@@ -178,6 +186,45 @@ std::vector<CheckCase> reduce_cases(DType t, Kind kind) {
   return cs;
 }
 
+std::vector<int64_t> parse_ints(const std::string& v, char sep, const char* key) {
+  std::vector<int64_t> r;
+  std::stringstream ss(v);
+  std::string d;
+  while (std::getline(ss, d, sep)) {
+    char* end = nullptr;
+    const long long x = std::strtoll(d.c_str(), &end, 10);
+    if (d.empty() || *end != '\0')
+      throw Error("bench", key, "integers separated by '" + std::string(1, sep) + "'",
+                  "'" + v + "'");
+    r.push_back(x);
+  }
+  return r;
+}
+
+// `opsnn bench --case shape=AxBxC[,axes=1:2][,keepdims=0]` (argmax: axis=N).
+CheckCase reduce_bench_case(const std::map<std::string, std::string>& kv, DType t, bool arg) {
+  CheckCase c;
+  c.name = "bench";
+  Shape shape = {int64_t{1} << 24};
+  for (const auto& [k, v] : kv) {
+    if (k == "shape")
+      shape = parse_ints(v, 'x', "shape");
+    else if (k == "keepdims")
+      c.attrs.set("keepdims", parse_ints(v, ',', "keepdims").at(0));
+    else if (k == "axes" && !arg)
+      c.attrs.set("axes", parse_ints(v, ':', "axes"));
+    else if (k == "axis" && arg)
+      c.attrs.set("axis", parse_ints(v, ',', "axis").at(0));
+    else
+      throw Error("bench", "--case",
+                  arg ? "keys shape, axis, keepdims" : "keys shape, axes (a:b), keepdims",
+                  "'" + k + "'");
+  }
+  c.inputs = {TensorDesc(t, shape)};
+  c.ranges = {{-1, 1}};
+  return c;
+}
+
 void add_reduce(Registry& r, const ReduceDef& d) {
   OpSchema s;
   s.name = d.name;
@@ -240,6 +287,9 @@ void add_reduce(Registry& r, const ReduceDef& d) {
       for (double& v : y) v /= static_cast<double>(nred);
   };
   s.cases = [kind = d.kind](DType t) { return reduce_cases(t, kind); };
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    return reduce_bench_case(kv, t, false);
+  };
   r.add_op(std::move(s));
 
   struct IsaKernel {
@@ -375,6 +425,9 @@ void add_argmax(Registry& r) {
       }
   };
   s.cases = argmax_cases;
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    return reduce_bench_case(kv, t, true);
+  };
   r.add_op(std::move(s));
 
   struct IsaKernel {

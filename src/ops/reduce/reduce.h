@@ -29,9 +29,21 @@ struct Plan {
   // blocks of whole segments (inner < kBlock) or of kBlock-long pieces of one.
   int64_t nblocks = 0, segs_per_block = 1, subs_per_seg = 1;
   bool split_outputs = false;  // few outputs: blocks of one output run in parallel
+  // Kept-inner reductions: chunks of ki_cw (<= kColChunk) kept columns, rows
+  // combined in blocks of kRowBlock; with few chunks (ki_split) the row blocks
+  // of one chunk run in parallel into the workspace, then combine in order.
+  int64_t ki_ncc = 0, ki_nrb = 0, ki_cw = 0;
+  bool ki_split = false;
+  size_t workspace_bytes() const {
+    if (split_outputs) return static_cast<size_t>(kcount * nblocks) * sizeof(float);
+    if (ki_split) return static_cast<size_t>(kcount * ki_ncc * ki_nrb * ki_cw) * sizeof(float);
+    return 0;
+  }
 };
 
 inline constexpr int64_t kBlock = 4096;
+inline constexpr int64_t kColChunk = 4096;  // a multiple of every lane count
+inline constexpr int64_t kRowBlock = 256;
 inline constexpr int kMaxGroups = 32;
 
 Plan make_plan(const Shape& shape, const std::vector<int64_t>& axes);

@@ -2,14 +2,19 @@
 // binary element-wise ops (NumPy broadcasting).
 #include "ops/elementwise/binary/binary.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "opsnn/error.h"
 #include "opsnn/op.h"
 
 namespace opsnn {
@@ -67,6 +72,35 @@ class BinaryKernel : public KernelInstance {
   binary::RunFn fn_;
   ops::BroadcastPlan plan_;
 };
+
+// "AxBxC" -> {A, B, C}; "" -> {} (a scalar).
+Shape parse_dims(const std::string& v, const char* key) {
+  Shape sh;
+  std::stringstream ss(v);
+  std::string d;
+  while (std::getline(ss, d, 'x')) {
+    char* end = nullptr;
+    const long long x = std::strtoll(d.c_str(), &end, 10);
+    if (d.empty() || *end != '\0') throw Error("bench", key, "dims like 64x1000", "'" + v + "'");
+    sh.push_back(x);
+  }
+  return sh;
+}
+
+// `opsnn bench --case shape=AxB[,b=CxD]`: a has `shape`, b has `b` (default
+// the same shape), e.g. shape=64x4096,b=4096 or shape=8x320x64x64,b=1x320x1x1.
+CheckCase binary_bench_case(const std::map<std::string, std::string>& kv, DType t) {
+  Shape a = {int64_t{1} << 24};
+  for (const auto& [k, v] : kv)
+    if (k != "shape" && k != "b") throw Error("bench", "--case", "keys shape, b", "'" + k + "'");
+  if (kv.count("shape")) a = parse_dims(kv.at("shape"), "shape");
+  const Shape b = kv.count("b") ? parse_dims(kv.at("b"), "b") : a;
+  CheckCase c;
+  c.name = "bench";
+  c.inputs = {TensorDesc(t, a), TensorDesc(t, b)};
+  c.ranges = {{-3, 3}, {0.25, 4}};
+  return c;
+}
 
 std::vector<CheckCase> binary_cases(DType t, ValueRange ra, ValueRange rb) {
   std::vector<CheckCase> cs;
@@ -140,6 +174,7 @@ void add_binary(Registry& r, const BinaryDef& d) {
     }
     return cs;
   };
+  s.bench_case = binary_bench_case;
   r.add_op(std::move(s));
 
   struct IsaKernel {

@@ -1,12 +1,15 @@
 // Schema, float64 reference, case table and kernels of where(cond, a, b).
 #include "ops/elementwise/where/where.h"
 
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "opsnn/error.h"
 #include "opsnn/op.h"
 
 namespace opsnn {
@@ -60,6 +63,23 @@ std::vector<CheckCase> where_cases(DType t) {
   return cs;
 }
 
+// `opsnn bench --op where --case shape=AxB`: cond (bool), a and b all of `shape`.
+CheckCase where_bench_case(const std::map<std::string, std::string>& kv, DType t) {
+  Shape sh = {int64_t{1} << 24};
+  for (const auto& [k, v] : kv) {
+    if (k != "shape") throw Error("bench", "--case", "key shape", "'" + k + "'");
+    sh.clear();
+    std::stringstream ss(v);
+    std::string d;
+    while (std::getline(ss, d, 'x')) sh.push_back(std::stoll(d));
+  }
+  CheckCase c;
+  c.name = "bench";
+  c.inputs = {TensorDesc(DType::boolean, sh), TensorDesc(t, sh), TensorDesc(t, sh)};
+  c.ranges = {{0, 1, true}, {-3, 3}, {-3, 3}};
+  return c;
+}
+
 }  // namespace
 
 void register_where_ops(Registry& r) {
@@ -93,6 +113,7 @@ void register_where_ops(Registry& r) {
     }
   };
   s.cases = where_cases;
+  s.bench_case = where_bench_case;
   r.add_op(std::move(s));
 
   struct IsaKernel {

@@ -5,11 +5,13 @@
 // (the shape), never by the thread count: reduced-inner outputs are split
 // into fixed blocks whose f32 partials are combined in block order; kept-inner
 // outputs accumulate rows in order, in fixed blocks of kRowBlock rows.
+// Neither depends on how outputs or column chunks are spread over threads.
 // max/min propagate NaN; argmax returns the first NaN's index if there is one,
 // else the first index of the maximum.
 
 inline constexpr int64_t kGrainElems = 16384;
-inline constexpr int64_t kRowBlock = 256;
+using reduce::kColChunk;
+using reduce::kRowBlock;
 
 // Input offset of a linear index over groups (dims, strides), walked as an odometer.
 struct Odo {
@@ -158,55 +160,97 @@ void run_inner_reduced(const reduce::Plan& p, const T* x, T* y, float* ws) {
   }
 }
 
-// One block of up to 4 vectors of kept columns: rows of the reduced groups
-// added (or max/min-ed) in order.
-template <reduce::Kind K, bool Full, class T>
-void col_block(const reduce::Plan& p, const T* base, T* yo, int w) {
-  const int nv = Full ? 4 : (w + kLanes - 1) / kLanes;
-  const int last = Full ? kLanes : w - (nv - 1) * kLanes;
+// Kept-inner reductions walk the input row by row (contiguous, prefetch
+// friendly) over a chunk of up to kColChunk kept columns whose accumulators
+// stay in L1/L2: rows are combined in order in blocks of kRowBlock rows
+// (ki_block), and the blocks in order.
+struct KiChunk {
+  const void* base;  // first input element of the chunk
+  int64_t nfull;     // columns in whole vectors
+  int rem;           // columns in a last partial vector
+  int64_t wv() const { return nfull + (rem ? kLanes : 0); }
+};
+
+template <reduce::Kind K, class T>
+inline KiChunk ki_chunk(const reduce::Plan& p, const T* x, int64_t oc) {
+  const int64_t o = oc / p.ki_ncc, j0 = (oc % p.ki_ncc) * kColChunk;
+  const int64_t w = std::min(kColChunk, p.inner - j0);
+  return {x + offset_of(p.kdims, p.kstrides, o) + j0, w / kLanes * kLanes,
+          static_cast<int>(w % kLanes)};
+}
+
+template <reduce::Kind K, class T>
+void ki_block(const reduce::Plan& p, const KiChunk& ch, int64_t rb, float* blk) {
   const Vf id = set1(ident<K>());
-  Vf acc[4] = {id, id, id, id};
-  Vf blk[4] = {id, id, id, id};
-  Odo ro(p.rdims, p.rstrides, 0);
-  for (int64_t c0 = 0; c0 < p.rcount; c0 += kRowBlock) {
-    const int64_t c1 = std::min(p.rcount, c0 + kRowBlock);
-    for (int q = 0; q < 4; ++q) blk[q] = id;
-    for (int64_t c = c0; c < c1; ++c, ro.next()) {
-      const T* r = base + ro.off;
-      for (int q = 0; q < nv; ++q) {
-        const Vf v = (Full || q < nv - 1 || last == kLanes) ? load(r + q * kLanes)
-                                                            : load_n(r + q * kLanes, last);
-        blk[q] = comb<K>(blk[q], v);
-      }
+  const int64_t nfull = ch.nfull, wv = ch.wv();
+  const int rem = ch.rem;
+  for (int64_t j = 0; j < wv; j += kLanes) store(blk + j, id);
+  const int64_t c0 = rb * kRowBlock, c1 = std::min(p.rcount, c0 + kRowBlock);
+  Odo ro(p.rdims, p.rstrides, c0);
+  for (int64_t c = c0; c < c1; ++c, ro.next()) {
+    const T* r = static_cast<const T*>(ch.base) + ro.off;
+    int64_t j = 0;
+    for (; j + 2 * kLanes <= nfull; j += 2 * kLanes) {
+      store(blk + j, comb<K>(load(blk + j), load(r + j)));
+      store(blk + j + kLanes, comb<K>(load(blk + j + kLanes), load(r + j + kLanes)));
     }
-    for (int q = 0; q < nv; ++q) acc[q] = comb<K>(acc[q], blk[q]);
-  }
-  for (int q = 0; q < nv; ++q) {
-    Vf r = acc[q];
-    if constexpr (K == reduce::Kind::mean) r = r / set1(static_cast<float>(p.nred));
-    if (Full || q < nv - 1 || last == kLanes)
-      store(yo + q * kLanes, r);
-    else
-      store_n(yo + q * kLanes, r, last);
+    for (; j < nfull; j += kLanes) store(blk + j, comb<K>(load(blk + j), load(r + j)));
+    if (rem) store(blk + nfull, comb<K>(load(blk + nfull), load_n(r + nfull, rem)));
   }
 }
 
 template <reduce::Kind K, class T>
-void run_inner_kept(const reduce::Plan& p, const T* x, T* y) {
-  const int64_t W = 4 * kLanes, inner = p.inner, ncb = (inner + W - 1) / W;
-  const int64_t grain = std::max<int64_t>(1, kGrainElems / std::max<int64_t>(p.rcount * W, 1));
-  parallel_for(p.kcount * ncb, grain, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t o = t / ncb, j0 = (t % ncb) * W;
-      const int w = static_cast<int>(std::min(W, inner - j0));
-      const T* base = x + offset_of(p.kdims, p.kstrides, o) + j0;
-      T* yo = y + o * inner + j0;
-      if (w == W)
-        col_block<K, true>(p, base, yo, w);
-      else
-        col_block<K, false>(p, base, yo, w);
-    }
+void ki_store(const reduce::Plan& p, const KiChunk& ch, const float* acc, T* y, int64_t oc) {
+  const int64_t o = oc / p.ki_ncc, j0 = (oc % p.ki_ncc) * kColChunk;
+  T* yo = y + o * p.inner + j0;
+  for (int64_t j = 0; j < ch.wv(); j += kLanes) {
+    Vf v = load(acc + j);
+    if constexpr (K == reduce::Kind::mean) v = v / set1(static_cast<float>(p.nred));
+    if (j < ch.nfull)
+      store(yo + j, v);
+    else
+      store_n(yo + j, v, ch.rem);
+  }
+}
+
+template <reduce::Kind K, class T>
+void run_inner_kept(const reduce::Plan& p, const T* x, T* y, float* ws) {
+  const int64_t nchunks = p.kcount * p.ki_ncc, nrb = p.ki_nrb, cw = p.ki_cw;
+  const Vf id = set1(ident<K>());
+  if (!p.ki_split) {
+    const int64_t grain = std::max<int64_t>(1, kGrainElems / std::max<int64_t>(p.rcount * cw, 1));
+    parallel_for(nchunks, grain, [&](int64_t t0, int64_t t1) {
+      alignas(64) float acc[kColChunk], blk[kColChunk];
+      for (int64_t oc = t0; oc < t1; ++oc) {
+        const KiChunk ch = ki_chunk<K>(p, x, oc);
+        for (int64_t j = 0; j < ch.wv(); j += kLanes) store(acc + j, id);
+        for (int64_t rb = 0; rb < nrb; ++rb) {
+          ki_block<K, T>(p, ch, rb, blk);
+          for (int64_t j = 0; j < ch.wv(); j += kLanes)
+            store(acc + j, comb<K>(load(acc + j), load(blk + j)));
+        }
+        ki_store<K>(p, ch, acc, y, oc);
+      }
+    });
+    return;
+  }
+  // Few chunks: their row blocks run in parallel into the workspace and are
+  // combined in the same order as above.
+  parallel_for(nchunks * nrb, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      ki_block<K, T>(p, ki_chunk<K>(p, x, t / nrb), t % nrb, ws + t * cw);
   });
+  for (int64_t oc = 0; oc < nchunks; ++oc) {
+    alignas(64) float acc[kColChunk];
+    const KiChunk ch = ki_chunk<K>(p, x, oc);
+    for (int64_t j = 0; j < ch.wv(); j += kLanes) store(acc + j, id);
+    for (int64_t rb = 0; rb < nrb; ++rb) {
+      const float* blk = ws + (oc * nrb + rb) * cw;
+      for (int64_t j = 0; j < ch.wv(); j += kLanes)
+        store(acc + j, comb<K>(load(acc + j), load(blk + j)));
+    }
+    ki_store<K>(p, ch, acc, y, oc);
+  }
 }
 
 template <reduce::Kind K, class T>
@@ -219,7 +263,7 @@ void run_typed(const reduce::Plan& p, const T* x, T* y, float* ws) {
   if (p.inner_reduced)
     run_inner_reduced<K>(p, x, y, ws);
   else
-    run_inner_kept<K>(p, x, y);
+    run_inner_kept<K>(p, x, y, ws);
 }
 
 template <reduce::Kind K>
@@ -267,23 +311,30 @@ template <class T>
 int64_t argmax_row(const T* p, int64_t n) {
   int64_t i = 0, bi = 0;
   float bv;
-  if (n >= kLanes) {
+  if (n >= 2 * kLanes) {
+    // Two independent (best, index) chains over even / odd vectors, merged by
+    // (NaN first, larger value, lower index): the first maximum overall.
     alignas(64) static constexpr float kIota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
                                                     8, 9, 10, 11, 12, 13, 14, 15};
-    const Vf lane = load(kIota);
-    Vf best = load(p), idx = lane;
-    for (i = kLanes; i + kLanes <= n; i += kLanes) {
-      const Vf v = load(p + i);
-      const Mask up = arg_update(v, best);
-      best = select(up, v, best);
-      idx = select(up, lane + set1(static_cast<float>(i)), idx);
+    const Vf lane = load(kIota), step = set1(static_cast<float>(kLanes));
+    Vf b0 = load(p), b1 = load(p + kLanes), i0 = lane, i1 = lane + step;
+    for (i = 2 * kLanes; i + 2 * kLanes <= n; i += 2 * kLanes) {
+      const Vf v0 = load(p + i), v1 = load(p + i + kLanes);
+      const Vf at = lane + set1(static_cast<float>(i));
+      const Mask u0 = arg_update(v0, b0), u1 = arg_update(v1, b1);
+      b0 = select(u0, v0, b0);
+      i0 = select(u0, at, i0);
+      b1 = select(u1, v1, b1);
+      i1 = select(u1, at + step, i1);
     }
-    alignas(64) float tb[kLanes], ti[kLanes];
-    store(tb, best);
-    store(ti, idx);
+    alignas(64) float tb[2 * kLanes], ti[2 * kLanes];
+    store(tb, b0);
+    store(tb + kLanes, b1);
+    store(ti, i0);
+    store(ti + kLanes, i1);
     bv = tb[0];
     bi = static_cast<int64_t>(ti[0]);
-    for (int q = 1; q < kLanes; ++q)
+    for (int q = 1; q < 2 * kLanes; ++q)
       if (arg_better(tb[q], static_cast<int64_t>(ti[q]), bv, bi)) {
         bv = tb[q];
         bi = static_cast<int64_t>(ti[q]);
@@ -310,23 +361,35 @@ void argmax_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inne
     });
     return;
   }
-  const int64_t ncb = (inner + kLanes - 1) / kLanes;
-  parallel_for(outer * ncb, std::max<int64_t>(1, kGrainElems / (n * kLanes)),
+  // Kept inner: rows walked in order over a chunk of columns whose running
+  // (best, index) stay in L1.
+  const int64_t ncc = (inner + kColChunk - 1) / kColChunk;
+  parallel_for(outer * ncc, std::max<int64_t>(1, kGrainElems / (n * kColChunk)),
                [&](int64_t t0, int64_t t1) {
+                 alignas(64) float best[kColChunk], idx[kColChunk];
                  for (int64_t t = t0; t < t1; ++t) {
-                   const int64_t o = t / ncb, j0 = (t % ncb) * kLanes;
-                   const int w = static_cast<int>(std::min<int64_t>(kLanes, inner - j0));
+                   const int64_t o = t / ncc, j0 = (t % ncc) * kColChunk;
+                   const int64_t w = std::min(kColChunk, inner - j0);
                    const T* b = x + o * n * inner + j0;
-                   Vf best = w == kLanes ? load(b) : load_n(b, w), bi = zero();
-                   for (int64_t r = 1; r < n; ++r) {
-                     const Vf v = w == kLanes ? load(b + r * inner) : load_n(b + r * inner, w);
-                     const Mask up = arg_update(v, best);
-                     best = select(up, v, best);
-                     bi = select(up, set1(static_cast<float>(r)), bi);
+                   for (int64_t j = 0; j < w; j += kLanes) {
+                     const int r = static_cast<int>(std::min<int64_t>(kLanes, w - j));
+                     store(best + j, r == kLanes ? load(b + j) : load_n(b + j, r));
+                     store(idx + j, zero());
                    }
-                   alignas(64) float ti[kLanes];
-                   store(ti, bi);
-                   for (int q = 0; q < w; ++q) y[o * inner + j0 + q] = static_cast<int64_t>(ti[q]);
+                   for (int64_t row = 1; row < n; ++row) {
+                     const T* xr = b + row * inner;
+                     const Vf at = set1(static_cast<float>(row));
+                     for (int64_t j = 0; j < w; j += kLanes) {
+                       const int r = static_cast<int>(std::min<int64_t>(kLanes, w - j));
+                       const Vf v = r == kLanes ? load(xr + j) : load_n(xr + j, r);
+                       const Vf bv = load(best + j);
+                       const Mask up = arg_update(v, bv);
+                       store(best + j, select(up, v, bv));
+                       store(idx + j, select(up, at, load(idx + j)));
+                     }
+                   }
+                   for (int64_t j = 0; j < w; ++j)
+                     y[o * inner + j0 + j] = static_cast<int64_t>(idx[j]);
                  }
                });
 }

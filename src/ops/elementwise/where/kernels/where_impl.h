@@ -1,13 +1,6 @@
 // where kernels written once over the vec_*.h names; included by
 // where_{scalar,avx2,avx512}.cc inside their ISA namespace.
 
-// Lanes [0, n) of a byte condition as a mask (nonzero = true).
-inline Mask cond_mask(const uint8_t* c, int n) {
-  alignas(64) float tmp[kLanes];
-  for (int j = 0; j < kLanes; ++j) tmp[j] = j < n && c[j] ? 1.0f : 0.0f;
-  return load(tmp) > zero();
-}
-
 // n values of p with stride s in {0, 1}, starting at element i.
 template <class T>
 inline Vf load_s(const T* p, int64_t s, int64_t i, int n) {
@@ -18,18 +11,32 @@ inline Vf load_s(const T* p, int64_t s, int64_t i, int n) {
 template <class T>
 void run_inner(const uint8_t* c, int64_t sc, const T* a, int64_t sa, const T* b, int64_t sb, T* y,
                int64_t n) {
-  const bool cval = !sc && *c;
-  for (int64_t i = 0; i < n; i += kLanes) {
-    const int r = static_cast<int>(std::min<int64_t>(kLanes, n - i));
-    Vf v;
-    if (sc)
-      v = select(cond_mask(c + i, r), load_s(a, sa, i, r), load_s(b, sb, i, r));
-    else
-      v = cval ? load_s(a, sa, i, r) : load_s(b, sb, i, r);
+  auto put = [&](int64_t i, int r, Vf v) {
     if (r == kLanes)
       store(y + i, v);
     else
       store_n(y + i, v, r);
+  };
+  if (!sc) {  // one condition for the whole run
+    const bool cv = *c != 0;
+    for (int64_t i = 0; i < n; i += kLanes) {
+      const int r = static_cast<int>(std::min<int64_t>(kLanes, n - i));
+      put(i, r, cv ? load_s(a, sa, i, r) : load_s(b, sb, i, r));
+    }
+    return;
+  }
+  // Condition bytes widened to 0/1 floats a block at a time (a loop the
+  // compiler vectorises for the file's ISA), then compared into lane masks.
+  constexpr int64_t kBlk = 256;
+  alignas(64) float cf[kBlk];
+  for (int64_t i0 = 0; i0 < n; i0 += kBlk) {
+    const int64_t m = std::min(kBlk, n - i0);
+    for (int64_t j = 0; j < m; ++j) cf[j] = c[i0 + j] != 0 ? 1.0f : 0.0f;
+    for (int64_t j = 0; j < m; j += kLanes) {
+      const int r = static_cast<int>(std::min<int64_t>(kLanes, m - j));
+      const Mask mk = (r == kLanes ? load(cf + j) : load_n(cf + j, r)) > zero();
+      put(i0 + j, r, select(mk, load_s(a, sa, i0 + j, r), load_s(b, sb, i0 + j, r)));
+    }
   }
 }
 
