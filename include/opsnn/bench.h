@@ -17,7 +17,9 @@ struct Timing {
 Timing time_it(FunctionRef<void()> fn, int min_repeats = 5, double min_seconds = 0.25);
 
 // Streaming copy of `bytes` (src -> dst, both pre-touched) with the current
-// thread count; GB/s counts bytes read + bytes written. Best of several runs.
+// thread count; GB/s counts bytes read + bytes written. Best of several runs
+// of the faster of memcpy and a non-temporal-store copy (the best copy this
+// machine does, so kernels that stream their outputs are compared fairly).
 double measure_copy_gbps(size_t bytes = size_t{64} << 20);
 // Streaming read (sum) of `bytes`; GB/s of bytes read.
 double measure_read_gbps(size_t bytes = size_t{256} << 20);

@@ -10,7 +10,9 @@ double fma_loop_avx2(int64_t iters) {
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
   for (int64_t it = 0; it < iters; ++it) {
     for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]));
+    __asm__ volatile(""
+                     : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]),
+                       "+x"(acc[5]));
   }
   __m256 s = acc[0];
   for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, acc[i]);
@@ -36,6 +38,12 @@ float read_sum_avx2(const float* p, size_t n) {
   for (float v : out) s += v;
   for (; i < n; ++i) s += p[i];
   return s;
+}
+
+void stream_copy_avx2(float* dst, const float* src, size_t n) {
+  for (size_t i = 0; i + 64 <= n; i += 64)
+    for (size_t k = 0; k < 64; k += 8) _mm256_stream_ps(dst + i + k, _mm256_load_ps(src + i + k));
+  _mm_sfence();
 }
 
 }  // namespace opsnn::detail

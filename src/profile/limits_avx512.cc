@@ -11,7 +11,9 @@ double fma_loop_avx512(int64_t iters) {
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   for (int64_t it = 0; it < iters; ++it) {
     for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-    __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]));
+    __asm__ volatile(""
+                     : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]),
+                       "+v"(acc[5]));
   }
   __m512 s = acc[0];
   for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, acc[i]);
@@ -32,6 +34,12 @@ float read_sum_avx512(const float* p, size_t n) {
   float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
   for (; i < n; ++i) s += p[i];
   return s;
+}
+
+void stream_copy_avx512(float* dst, const float* src, size_t n) {
+  for (size_t i = 0; i + 64 <= n; i += 64)
+    for (size_t k = 0; k < 64; k += 16) _mm512_stream_ps(dst + i + k, _mm512_load_ps(src + i + k));
+  _mm_sfence();
 }
 
 }  // namespace opsnn::detail

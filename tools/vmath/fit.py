@@ -92,6 +92,51 @@ def fit_erf(a=0.921875, b=3.92, n_small=7, n_tail=9, shift=0.0):
 
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "erf"
-    if what == "erf":
+    if what == "erf" and len(sys.argv) >= 2:
         fit_erf(*[float(v) if i in (0, 1, 4) else int(v) for i, v in enumerate(sys.argv[2:])])
 
+
+
+def fit_erf_rational(b=4.0, n_p=7, n_q=7, iters=40):
+    """erf(u) = u P(u^2) / Q(u^2) on [0, b], q0 = 1: Sanathanan-Koerner
+    iterations (linearised |P - f Q| / Q_prev) with Lawson weights for minimax
+    of the relative error."""
+    erf = np.vectorize(math.erf)
+    u = np.concatenate([np.linspace(1e-4, b, 6000), b - np.geomspace(1e-6, 1, 2000)])
+    u = np.unique(u.astype(np.float32).astype(np.float64))
+    z = u * u
+    f = erf(u) / u
+    Vp = np.vander(z, n_p, increasing=True)
+    Vq = np.vander(z, n_q, increasing=True)[:, 1:]
+    qprev = np.ones_like(z)
+    lw = np.full(len(z), 1.0 / len(z))
+    best = None
+    for it in range(iters):
+        # P(z) - f z Q1(z) = f, scaled by 1/(f Qprev) (relative error), Lawson weights
+        s = np.sqrt(lw) / (f * qprev)
+        A = np.hstack([Vp, -(f[:, None] * Vq)]) * s[:, None]
+        c, *_ = np.linalg.lstsq(A, f * s, rcond=None)
+        p, q = c[:n_p], np.concatenate([[1.0], c[n_p:]])
+        Q = np.vander(z, n_q, increasing=True) @ q
+        err = np.abs((Vp @ p) / Q / f - 1)
+        if best is None or err.max() < best[0]:
+            best = (err.max(), p.copy(), q.copy())
+        qprev = Q
+        lw = lw * err
+        lw /= lw.sum()
+    m, p, q = best
+    print("erf rational [0, %g]: P %d, Q %d coefs, approximation error alone %.3g rel" % (b, n_p, n_q, m))
+    p32, q32 = np.float32(p), np.float32(q)
+    u32 = u.astype(np.float32)
+    z32 = (u32 * u32).astype(np.float32)
+    P = horner32(p32, z32).astype(np.float64)
+    Q = horner32(q32, z32).astype(np.float64)
+    y = ((u32.astype(np.float64) * P).astype(np.float32).astype(np.float64) / Q).astype(np.float32)
+    e = erf(u)
+    print("  u P / Q in f32: max err %.3f ulp" % (np.abs(y - e) / ulp32(e)).max())
+    print("  static constexpr float p[] = {%s};" % fmt(p32))
+    print("  static constexpr float q[] = {%s};" % fmt(q32))
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "erf_rational":
+    fit_erf_rational(*[float(v) if i == 0 else int(v) for i, v in enumerate(sys.argv[2:])])

@@ -34,6 +34,8 @@ inline __m256i tail_mask(int n) {
 inline Vf load(const float* p) { return {_mm256_loadu_ps(p)}; }
 inline void store(float* p, Vf a) { _mm256_storeu_ps(p, a.v); }
 inline void stream(float* p, Vf a) { _mm256_stream_ps(p, a.v); }
+// Orders earlier stream() stores before later stores (call once after a run of them).
+inline void stream_fence() { _mm_sfence(); }
 inline Vf load_n(const float* p, int n) { return {_mm256_maskload_ps(p, tail_mask(n))}; }
 inline void store_n(float* p, Vf a, int n) { _mm256_maskstore_ps(p, tail_mask(n), a.v); }
 

@@ -33,6 +33,8 @@ inline Vf load(const float* p) { return {_mm512_loadu_ps(p)}; }
 inline void store(float* p, Vf a) { _mm512_storeu_ps(p, a.v); }
 // Non-temporal store for large outputs that will not be read soon; p 64-byte aligned.
 inline void stream(float* p, Vf a) { _mm512_stream_ps(p, a.v); }
+// Orders earlier stream() stores before later stores (call once after a run of them).
+inline void stream_fence() { _mm_sfence(); }
 inline Vf load_n(const float* p, int n) { return {_mm512_maskz_loadu_ps(tail_mask(n), p)}; }
 inline void store_n(float* p, Vf a, int n) { _mm512_mask_storeu_ps(p, tail_mask(n), a.v); }
 

@@ -30,6 +30,8 @@ inline Vi set1i(int32_t x) { return {x}; }
 inline Vf load(const float* p) { return {*p}; }
 inline void store(float* p, Vf a) { *p = a.v; }
 inline void stream(float* p, Vf a) { *p = a.v; }
+// Orders earlier stream() stores before later stores (call once after a run of them).
+inline void stream_fence() {}
 inline Vf load_n(const float* p, int n) { return {n > 0 ? *p : 0.0f}; }
 inline void store_n(float* p, Vf a, int n) {
   if (n > 0) *p = a.v;

@@ -10,8 +10,8 @@
 
 namespace opsnn::vmath {
 
-enum class Fn : int { exp, log, erf, tanh, sigmoid };
-inline constexpr Fn kAllFns[] = {Fn::exp, Fn::log, Fn::erf, Fn::tanh, Fn::sigmoid};
+enum class Fn : int { exp, log, erf, tanh, sigmoid, erf_fast };
+inline constexpr Fn kAllFns[] = {Fn::exp, Fn::log, Fn::erf, Fn::tanh, Fn::sigmoid, Fn::erf_fast};
 const char* fn_name(Fn f);
 
 // y[i] = f(x[i]) for i < n, computed with the vector code of `isa` (full

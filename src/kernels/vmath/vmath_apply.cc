@@ -25,6 +25,8 @@ const char* fn_name(Fn f) {
       return "tanh";
     case Fn::sigmoid:
       return "sigmoid";
+    case Fn::erf_fast:
+      return "erf_fast";
   }
   return "?";
 }

@@ -8,6 +8,7 @@ inline Vf vmath_call(Vf x) {
   if constexpr (F == vmath::Fn::erf) return verf(x);
   if constexpr (F == vmath::Fn::tanh) return vtanh(x);
   if constexpr (F == vmath::Fn::sigmoid) return vsigmoid(x);
+  if constexpr (F == vmath::Fn::erf_fast) return verf_fast(x);
 }
 
 template <vmath::Fn F>
@@ -32,5 +33,7 @@ inline void vmath_apply(vmath::Fn f, const float* x, float* y, int64_t n) {
       return vmath_apply_fn<vmath::Fn::tanh>(x, y, n);
     case vmath::Fn::sigmoid:
       return vmath_apply_fn<vmath::Fn::sigmoid>(x, y, n);
+    case vmath::Fn::erf_fast:
+      return vmath_apply_fn<vmath::Fn::erf_fast>(x, y, n);
   }
 }

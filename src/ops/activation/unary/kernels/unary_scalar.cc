@@ -1,3 +1,5 @@
+#include <type_traits>
+
 #include "kernels/simd/vec_scalar.h"
 #include "ops/activation/unary/unary.h"
 #include "opsnn/thread_pool.h"
