@@ -5,9 +5,10 @@
 //
 // Ops not registered in this build are skipped with a note, so the benchmark
 // works before and after each op lands. A case comes from the op's
-// bench_case if it has one (asked for shape=4096x4096), else every input gets
-// the full shape, and if the schema rejects that, inputs after the first get
-// the last dimension (weights and biases of the norms).
+// bench_case if it has one (its default case if that is 64 MiB, else asked
+// for rows=4096,cols=4096 or shape=4096x4096), else every input gets the full
+// shape, and if the schema rejects that, inputs after the first get the last
+// dimension (weights and biases of the norms).
 //
 // Counters per run: min_ms and median_ms of the timed iterations, GBps (bytes
 // of one call / min time; bytes from the op's cost function, else all inputs
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,9 +72,20 @@ std::unique_ptr<Setup> build(const OpSchema& s, std::string* why) {
   const Shape full = {kRows, kCols};
   std::vector<CheckCase> tries;
   if (s.bench_case) {
-    tries.push_back(
-        s.bench_case({{"shape", std::to_string(kRows) + "x" + std::to_string(kCols)}}, DType::f32));
-  } else {
+    // The op's own default case if it is 64 MiB, else the usual key spellings.
+    const std::string r = std::to_string(kRows), c = std::to_string(kCols);
+    const std::map<std::string, std::string> kvs[] = {
+        {}, {{"rows", r}, {"cols", c}}, {{"shape", r + "x" + c}}};
+    for (const auto& kv : kvs) {
+      try {
+        CheckCase cc = s.bench_case(kv, DType::f32);
+        if (!cc.inputs.empty() && cc.inputs[0].numel() == kRows * kCols) tries.push_back(cc);
+      } catch (const std::exception& e) {
+        *why = e.what();
+      }
+    }
+  }
+  {
     CheckCase same, last_dim;
     for (const ArgSpec& a : s.inputs) {
       if (a.optional || a.variadic) continue;
@@ -84,7 +97,8 @@ std::unique_ptr<Setup> build(const OpSchema& s, std::string* why) {
       auto cs = s.cases(DType::f32);
       if (!cs.empty()) same.ranges = last_dim.ranges = cs.front().ranges;
     }
-    tries = {same, last_dim};
+    tries.push_back(same);
+    tries.push_back(last_dim);
   }
   for (const CheckCase& c : tries) {
     try {
