@@ -294,6 +294,12 @@ TEST(VMath, SpecialValues) {
         << vmath::fn_name(f);
   }
 
+  // erf_fast: odd, keeps -0, saturates within its error bound.
+  EXPECT_TRUE(same_bits(eval(Fn::erf_fast, -0.0f), -0.0f));
+  EXPECT_TRUE(same_bits(eval(Fn::erf_fast, 0.0f), 0.0f));
+  EXPECT_NEAR(eval(Fn::erf_fast, inf), 1.0f, 7 * 0x1p-24);
+  EXPECT_NEAR(eval(Fn::erf_fast, -1e30f), -1.0f, 7 * 0x1p-24);
+
   // sigmoid: 1 at +inf, +0 at -inf, 1/2 at +-0, denormal (not 0) before underflow.
   EXPECT_EQ(eval(Fn::sigmoid, inf), 1.0f);
   EXPECT_TRUE(same_bits(eval(Fn::sigmoid, -inf), 0.0f));
