@@ -35,7 +35,8 @@ class PackedMatrix {
 
 // Packs b as the right operand of a matmul: b is [K, N] (transposed = false)
 // or [N, K] (transposed = true: a linear layer's weight). Any float dtype and
-// strides; stored as f32 panels.
+// strides; panels keep b's dtype (16-bit weights stay 16-bit, converted to
+// f32 in the microkernel).
 PackedMatrix pack_matrix(const Tensor& b, bool transposed = false);
 
 struct MatmulEpilogue {

@@ -57,17 +57,20 @@ Params default_params(Isa isa, int kernel) {
   return p;
 }
 
-int64_t packed_b_floats(const Params& p, int64_t K, int64_t N) {
+int64_t packed_b_elems(const Params& p, int64_t K, int64_t N) {
   return (N + p.nr - 1) / p.nr * p.nr * K;
 }
-
-void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, float* dst) {
-  fns(p.isa).pack_b(p, K, N, b, dst);
+size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt) {
+  return static_cast<size_t>(packed_b_elems(p, K, N)) * dtype_size(pt);
 }
 
-void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const float* packed_b,
-         const OutView& c, const Epilogue& ep) {
-  fns(p.isa).run(p, M, N, K, a, packed_b, c, ep);
+void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
+  fns(p.isa).pack_b(p, K, N, b, dst, pt);
+}
+
+void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
+         DType pt, const OutView& c, const Epilogue& ep) {
+  fns(p.isa).run(p, M, N, K, a, packed_b, pt, c, ep);
 }
 
 }  // namespace opsnn::gemm

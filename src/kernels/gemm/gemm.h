@@ -67,13 +67,17 @@ const char* kernel_name(Isa isa, int kernel);
 // Defaults for `isa` (capped by what the CPU supports is the caller's job).
 Params default_params(Isa isa, int kernel = 0);
 
-// Packed B: ceil(N/nr) panels, each K x nr floats (zero padded past N).
-int64_t packed_b_floats(const Params& p, int64_t K, int64_t N);
-void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, float* dst);
+// Packed B: ceil(N/nr) panels, each K x nr elements of the panel dtype `pt`
+// (zero padded past N). pt is f32, or bf16/f16 to keep 16-bit weights at half
+// the bytes (converted to f32 in the microkernel's B loads: half the weight
+// traffic on the memory-bound decode shapes).
+int64_t packed_b_elems(const Params& p, int64_t K, int64_t N);
+size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt);
+void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt);
 
-// C = epilogue(A·B) with B packed by pack_b(p, K, N, ...). Threaded.
-void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const float* packed_b,
-         const OutView& c, const Epilogue& ep);
+// C = epilogue(A·B) with B packed by pack_b(p, K, N, ..., pt). Threaded.
+void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
+         DType pt, const OutView& c, const Epilogue& ep);
 
 // Per-ISA tables (gemm_{scalar,avx2,avx512}.cc).
 struct IsaFns {
@@ -81,9 +85,9 @@ struct IsaFns {
   const char* const* names;
   const int* mr;
   const int* nr;
-  void (*pack_b)(const Params&, int64_t K, int64_t N, const MatView& b, float* dst);
-  void (*run)(const Params&, int64_t M, int64_t N, int64_t K, const MatView& a, const float* pb,
-              const OutView& c, const Epilogue& ep);
+  void (*pack_b)(const Params&, int64_t K, int64_t N, const MatView& b, void* dst, DType pt);
+  void (*run)(const Params&, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+              DType pt, const OutView& c, const Epilogue& ep);
 };
 const IsaFns& fns_scalar();
 const IsaFns& fns_avx2();

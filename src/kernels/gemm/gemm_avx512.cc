@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <array>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/gemm/gemm.h"

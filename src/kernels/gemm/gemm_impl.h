@@ -144,9 +144,9 @@ inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int r
 // ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
 // a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
 // c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
-template <int MR, int NV>
-void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, int64_t ldb,
-         float* c, int64_t ldc, int ncols, bool accumulate) {
+template <int MR, int NV, class TB>
+void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb, float* c,
+         int64_t ldc, int ncols, bool accumulate) {
   Vf acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -186,39 +186,59 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b,
   }
 }
 
-using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const float*, int64_t, float*,
-                       int64_t, int, bool);
+template <class TB>
+using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64_t, float*, int64_t,
+                       int, bool);
 
-template <int NV, int... Ms>
+template <int NV, class TB, int... Ms>
 constexpr auto ukr_table(std::integer_sequence<int, Ms...>) {
-  return std::array<UkrFn, sizeof...(Ms)>{&ukr<Ms + 1, NV>...};
+  return std::array<UkrFn<TB>, sizeof...(Ms)>{&ukr<Ms + 1, NV, TB>...};
+}
+
+template <class T>
+inline T from_f32(float v);
+template <>
+inline float from_f32<float>(float v) {
+  return v;
+}
+template <>
+inline bf16 from_f32<bf16>(float v) {
+  return opsnn::to_bf16(v);
+}
+template <>
+inline f16 from_f32<f16>(float v) {
+  return opsnn::to_f16(v);
 }
 
 // ---- packing ------------------------------------------------------------------
-template <class T>
-void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, float* dst) {
+template <class T, class TP>
+void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, TP* dst) {
+  const TP z = from_f32<TP>(0.0f);
   const int64_t npan = (N + nr - 1) / nr;
   parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t pnl = p0; pnl < p1; ++pnl) {
-      float* d = dst + pnl * K * nr;
+      TP* d = dst + pnl * K * nr;
       const int64_t j0 = pnl * nr;
       const int cols = static_cast<int>(N - j0 < nr ? N - j0 : nr);
       if (cs == 1) {
         for (int64_t k = 0; k < K; ++k) {
           const T* s = b + k * rs + j0;
-          float* o = d + k * nr;
+          TP* o = d + k * nr;
           int j = 0;
-          for (; j < cols; ++j) o[j] = to_f32(s[j]);
-          for (; j < nr; ++j) o[j] = 0.0f;
+          if constexpr (std::is_same_v<T, TP>)
+            for (; j < cols; ++j) o[j] = s[j];
+          else
+            for (; j < cols; ++j) o[j] = from_f32<TP>(to_f32(s[j]));
+          for (; j < nr; ++j) o[j] = z;
         }
       } else {
         // Column-major-ish source (e.g. a transposed weight): walk columns.
         for (int j = 0; j < nr; ++j) {
           if (j < cols) {
             const T* s = b + (j0 + j) * cs;
-            for (int64_t k = 0; k < K; ++k) d[k * nr + j] = to_f32(s[k * rs]);
+            for (int64_t k = 0; k < K; ++k) d[k * nr + j] = from_f32<TP>(to_f32(s[k * rs]));
           } else {
-            for (int64_t k = 0; k < K; ++k) d[k * nr + j] = 0.0f;
+            for (int64_t k = 0; k < K; ++k) d[k * nr + j] = z;
           }
         }
       }
@@ -226,7 +246,8 @@ void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, 
   });
 }
 
-inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, float* dst) {
+template <class TP>
+void pack_b_to(int nr, int64_t K, int64_t N, const MatView& b, TP* dst) {
   switch (b.t) {
     case DType::f32:
       return pack_b_t(K, N, static_cast<const float*>(b.p), b.rs, b.cs, nr, dst);
@@ -236,6 +257,17 @@ inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, float* dst) {
       return pack_b_t(K, N, static_cast<const f16*>(b.p), b.rs, b.cs, nr, dst);
     default:
       return;
+  }
+}
+
+inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
+  switch (pt) {
+    case DType::bf16:
+      return pack_b_to(nr, K, N, b, static_cast<bf16*>(dst));
+    case DType::f16:
+      return pack_b_to(nr, K, N, b, static_cast<f16*>(dst));
+    default:
+      return pack_b_to(nr, K, N, b, static_cast<float*>(dst));
   }
 }
 
@@ -274,11 +306,11 @@ inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // ---- the driver -----------------------------------------------------------------
-template <int MR, int NV>
-void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const float* pb,
-           const OutView& out, const Epilogue& ep) {
+template <int MR, int NV, class TB>
+void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const TB* pb,
+            const OutView& out, const Epilogue& ep) {
   constexpr int NR = NV * kLanes;
-  static constexpr auto table = ukr_table<NV>(std::make_integer_sequence<int, MR>());
+  static constexpr auto table = ukr_table<NV, TB>(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
   const int64_t kc = K > 0 ? std::min<int64_t>(std::max<int64_t>(p.kc, 1), K) : 0;
   // Decode: A read in place (no packing) when it is one row panel of f32.
@@ -333,7 +365,7 @@ void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, c
       if (!direct_a) pack_a(a, m0, mlen, k0, kl, MR, abuf);
       for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
         const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-        const float* bp = pb + (jp / NR) * K * NR + k0 * NR;
+        const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
         for (int64_t ir = 0; ir < mlen; ir += MR) {
           const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
           float* ct = c + ir * ldc + (jp - n0);
@@ -349,22 +381,36 @@ void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, c
   });
 }
 
+template <int MR, int NV>
+void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+           DType pt, const OutView& out, const Epilogue& ep) {
+  switch (pt) {
+    case DType::bf16:
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const bf16*>(pb), out, ep);
+    case DType::f16:
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const f16*>(pb), out, ep);
+    default:
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const float*>(pb), out, ep);
+  }
+}
+
 #define OPSNN_GEMM_RUN(MR, NV) &run_t<MR, NV>,
 #define OPSNN_GEMM_MR(MR, NV) MR,
 #define OPSNN_GEMM_NR(MR, NV) NV *kLanes,
 
-using RunFn = void (*)(const Params&, int64_t, int64_t, int64_t, const MatView&, const float*,
+using RunFn = void (*)(const Params&, int64_t, int64_t, int64_t, const MatView&, const void*, DType,
                        const OutView&, const Epilogue&);
 inline constexpr RunFn kRuns[] = {KERNEL_LIST(OPSNN_GEMM_RUN)};
 inline constexpr int kMr[] = {KERNEL_LIST(OPSNN_GEMM_MR)};
 inline constexpr int kNr[] = {KERNEL_LIST(OPSNN_GEMM_NR)};
 
-inline void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const float* pb,
-                const OutView& c, const Epilogue& ep) {
-  kRuns[p.kernel](p, M, N, K, a, pb, c, ep);
+inline void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+                DType pt, const OutView& c, const Epilogue& ep) {
+  kRuns[p.kernel](p, M, N, K, a, pb, pt, c, ep);
 }
-inline void pack_b_entry(const Params& p, int64_t K, int64_t N, const MatView& b, float* dst) {
-  pack_b(kNr[p.kernel], K, N, b, dst);
+inline void pack_b_entry(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst,
+                         DType pt) {
+  pack_b(kNr[p.kernel], K, N, b, dst, pt);
 }
 
 }  // namespace detail

@@ -23,7 +23,7 @@ std::vector<int64_t> batch_strides(const Shape& shape, const Strides& strides, i
 }
 
 size_t workspace_bytes(const Plan& plan, const gemm::Params& params) {
-  return static_cast<size_t>(gemm::packed_b_floats(params, plan.K, plan.N)) * sizeof(float);
+  return gemm::packed_b_bytes(params, plan.K, plan.N, plan.packed_dtype);
 }
 
 namespace {
@@ -39,7 +39,7 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
   int64_t nbatch = 1;
   for (int64_t d : plan.batch) nbatch *= d;
   if (nbatch == 0 || plan.M == 0 || plan.N == 0) return;
-  float* pb = static_cast<float*>(ws);
+  void* pb = ws;
   const Tensor& A = in[plan.a.input];
   const Tensor& B = in[plan.b.input];
   const bool shared = plan.b_shared();
@@ -55,7 +55,8 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
       if (plan.res.input >= 0) ores += idx[d] * plan.res.bs[d];
     }
     if (bi == 0 || !shared)
-      gemm::pack_b(params, plan.K, plan.N, {at(B, ob), B.dtype(), plan.b.rs, plan.b.cs}, pb);
+      gemm::pack_b(params, plan.K, plan.N, {at(B, ob), B.dtype(), plan.b.rs, plan.b.cs}, pb,
+                   plan.packed_dtype);
     gemm::Epilogue ep;
     ep.alpha = plan.alpha;
     ep.beta = plan.beta;
@@ -72,8 +73,8 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     gemm::OutView o{static_cast<char*>(out.data()) +
                         bi * out_mat * static_cast<int64_t>(dtype_size(out.dtype())),
                     out.dtype(), plan.N};
-    gemm::run(params, plan.M, plan.N, plan.K, {at(A, oa), A.dtype(), plan.a.rs, plan.a.cs}, pb, o,
-              ep);
+    gemm::run(params, plan.M, plan.N, plan.K, {at(A, oa), A.dtype(), plan.a.rs, plan.a.cs}, pb,
+              plan.packed_dtype, o, ep);
     for (size_t d = nb; d-- > 0;) {
       if (++idx[d] < plan.batch[d]) break;
       idx[d] = 0;
@@ -112,6 +113,7 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
                                    std::string*) -> std::unique_ptr<KernelInstance> {
         auto inst = std::make_unique<Instance>();
         inst->plan = plan_of(call);
+        inst->plan.packed_dtype = call.in(inst->plan.b.input).dtype;
         inst->params = gemm::default_params(isa, k);
         return inst;
       };

@@ -12,14 +12,15 @@ namespace opsnn {
 struct PackedMatrix::Impl {
   gemm::Params params;
   int64_t K = 0, N = 0;
-  float* data = nullptr;
-  size_t floats = 0;
+  void* data = nullptr;
+  DType pt = DType::f32;
+  size_t nbytes = 0;
   ~Impl() { aligned_free(data); }
 };
 
 int64_t PackedMatrix::k() const { return impl_ ? impl_->K : 0; }
 int64_t PackedMatrix::n() const { return impl_ ? impl_->N : 0; }
-size_t PackedMatrix::bytes() const { return impl_ ? impl_->floats * sizeof(float) : 0; }
+size_t PackedMatrix::bytes() const { return impl_ ? impl_->nbytes : 0; }
 std::string PackedMatrix::kernel() const {
   if (!impl_) return "";
   return std::string(gemm::kernel_name(impl_->params.isa, impl_->params.kernel)) + "_" +
@@ -35,11 +36,11 @@ PackedMatrix pack_matrix(const Tensor& b, bool transposed) {
   const Strides& s = b.strides();
   impl->K = transposed ? b.dim(1) : b.dim(0);
   impl->N = transposed ? b.dim(0) : b.dim(1);
-  impl->floats = static_cast<size_t>(gemm::packed_b_floats(impl->params, impl->K, impl->N));
-  impl->data =
-      static_cast<float*>(aligned_alloc_bytes(std::max<size_t>(impl->floats, 1) * sizeof(float)));
+  impl->pt = b.dtype();
+  impl->nbytes = gemm::packed_b_bytes(impl->params, impl->K, impl->N, impl->pt);
+  impl->data = aligned_alloc_bytes(std::max<size_t>(impl->nbytes, 64));
   const gemm::MatView v{b.data(), b.dtype(), transposed ? s[1] : s[0], transposed ? s[0] : s[1]};
-  gemm::pack_b(impl->params, impl->K, impl->N, v, impl->data);
+  gemm::pack_b(impl->params, impl->K, impl->N, v, impl->data, impl->pt);
   PackedMatrix m;
   m.impl_ = std::move(impl);
   return m;
@@ -85,7 +86,7 @@ void matmul_packed(const Tensor& a, const PackedMatrix& b, Tensor& y, const Matm
                   ep.residual->desc().str());
     e.residual = {ep.residual->data(), ep.residual->dtype(), p.N, 1};
   }
-  gemm::run(p.params, M, p.N, p.K, {a.data(), a.dtype(), p.K, 1}, p.data,
+  gemm::run(p.params, M, p.N, p.K, {a.data(), a.dtype(), p.K, 1}, p.data, p.pt,
             {y.data(), y.dtype(), p.N}, e);
 }
 
