@@ -54,6 +54,7 @@ Params default_params(Isa isa, int kernel) {
   p.kc = kc;
   p.mc = mc;
   p.nc = nc;
+  p.bf16_dot = isa == Isa::avx512 && kernel == 0 && has_avx512_bf16();
   return p;
 }
 
@@ -61,15 +62,18 @@ int64_t packed_b_elems(const Params& p, int64_t K, int64_t N) {
   return (N + p.nr - 1) / p.nr * p.nr * K;
 }
 size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt) {
+  if (pt == DType::bf16 && p.bf16_dot) return static_cast<size_t>(bf16dot_packed_elems(K, N)) * 2;
   return static_cast<size_t>(packed_b_elems(p, K, N)) * dtype_size(pt);
 }
 
 void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
+  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_pack_b(K, N, b, dst);
   fns(p.isa).pack_b(p, K, N, b, dst, pt);
 }
 
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
          DType pt, const OutView& c, const Epilogue& ep) {
+  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_run(p, M, N, K, a, packed_b, c, ep);
   fns(p.isa).run(p, M, N, K, a, packed_b, pt, c, ep);
 }
 

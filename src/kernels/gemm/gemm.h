@@ -59,6 +59,10 @@ struct Params {
   int kernel = 0;      // microkernel index for this ISA (see kernel_name)
   int mr = 0, nr = 0;  // filled in from the microkernel
   int64_t mc = 0, nc = 0, kc = 0;
+  // bf16 B panels use the AVX512_BF16 dot-product path (vdpbf16ps, 14x32,
+  // k-pair panels; A rounded to bf16). Set by default_params for the avx512
+  // 14x32 kernel when the CPU has AVX512_BF16.
+  bool bf16_dot = false;
 };
 
 // Number of microkernels of an ISA and their names ("14x32").
@@ -78,6 +82,12 @@ void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, 
 // C = epilogue(A·B) with B packed by pack_b(p, K, N, ..., pt). Threaded.
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
          DType pt, const OutView& c, const Epilogue& ep);
+
+// The AVX512_BF16 path (gemm_avx512bf16.cc).
+int64_t bf16dot_packed_elems(int64_t K, int64_t N);
+void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst);
+void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+                 const OutView& c, const Epilogue& ep);
 
 // Per-ISA tables (gemm_{scalar,avx2,avx512}.cc).
 struct IsaFns {
