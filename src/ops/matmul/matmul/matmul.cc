@@ -218,12 +218,11 @@ std::vector<CheckCase> mnk_cases(DType t, bool full) {
     for (int64_t s : kSizes) {
       add(s, 17, 16);
       add(16, s, 17);
-      add(17, 65, s);
+      add(17, 33, s);
     }
     add(64, 64, 64);
     add(65, 63, 255);
-    add(255, 65, 63);
-    add(1, 1000, 255);
+    add(1, 1000, 65);
     add(7, 1000, 64);
     add(3, 5, 0);
     add(0, 5, 3);
