@@ -13,4 +13,4 @@ cmake -S "$src_dir/tests/cmake_consumer" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$t
 cmake --build "$tmp/build" > /dev/null
 "$tmp/build/consumer"
 "$tmp/build/consumer_static"
-"$tmp/prefix/bin/opsnn" ops | head -1
+"$tmp/prefix/bin/opsnn" ops | sed -n 1p

@@ -1,0 +1,162 @@
+// Side-by-side GEMM benchmark: ops-nn (pre-packed B) vs OpenBLAS cblas_sgemm
+// vs oneDNN's matmul primitive (weights in its preferred packed layout), f32
+// and bf16, in one process on the (M, N, K) list. Prints GFLOP/s (and
+// GB/s of weight traffic for M <= 16), the fraction of the FMA peak / read
+// bandwidth measured in the same run, and our ratio to each peer.
+//
+// Build: cmake -DOPSNN_BUILD_PEER_BENCH=ON (after bench/setup_peers.sh).
+// Run:   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/opsnn_bench_matmul_peers [reps]
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <dnnl.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "opsnn/bench.h"
+#include "opsnn/opsnn.h"
+
+namespace {
+
+using namespace opsnn;
+
+struct Stat {
+  double min_ms = 0, med_ms = 0;
+};
+
+// Interleaved timing: each round runs every contender once, so all see the
+// same load on this shared machine.
+std::vector<Stat> time_side_by_side(std::vector<std::function<void()>>& fns, int rounds) {
+  const size_t n = fns.size();
+  std::vector<std::vector<double>> t(n);
+  for (auto& f : fns) f();  // warm up
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < n; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      fns[i]();
+      t[i].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  std::vector<Stat> s(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::sort(t[i].begin(), t[i].end());
+    s[i] = {t[i].front(), t[i][t[i].size() / 2]};
+  }
+  return s;
+}
+
+struct Shape3 {
+  int64_t m, n, k;
+};
+
+void fill(Tensor& t, uint32_t seed) {
+  float* p = t.data_as<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  const std::vector<Shape3> shapes = {
+      {1, 4096, 4096},   {1, 11008, 4096}, {8, 4096, 4096},  {512, 4096, 4096}, {2048, 768, 768},
+      {2048, 3072, 768}, {4096, 320, 320}, {4096, 320, 768}, {1024, 640, 640},  {2048, 2048, 2048}};
+  const double peak = measure_fma_peak_gflops();
+  const double bw = measure_read_gbps();
+  std::printf(
+      "threads %d, isa %s; measured now: FMA peak %.1f GFLOP/s, read %.1f GB/s; %d interleaved "
+      "rounds\n",
+      num_threads(), isa_name(active_isa()), peak, bw, rounds);
+  std::printf("%-6s %-18s %-9s %9s %9s %7s %9s %9s %9s %7s %7s\n", "dtype", "M,N,K", "who",
+              "min_ms", "med_ms", "GFLOP/s", "GB/s(W)", "%peak", "%readbw", "ours/x", "");
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  std::vector<double> ratio_blas, ratio_dnnl_f32, ratio_dnnl_bf16;
+  for (const char* dts : {"f32", "bf16"}) {
+    const bool bf = std::string(dts) == "bf16";
+    for (const Shape3& s : shapes) {
+      const int64_t M = s.m, N = s.n, K = s.k;
+      Tensor a = Tensor::empty({M, K}, DType::f32), b = Tensor::empty({K, N}, DType::f32);
+      Tensor y = Tensor::zeros({M, N}, DType::f32), y2 = Tensor::zeros({M, N}, DType::f32);
+      fill(a, 1);
+      fill(b, 2);
+      Tensor ab = a, bb = b, yb = y;
+      if (bf) {
+        ab = Tensor::empty({M, K}, DType::bf16);
+        bb = Tensor::empty({K, N}, DType::bf16);
+        yb = Tensor::zeros({M, N}, DType::bf16);
+        copy_into(a, ab);
+        copy_into(b, bb);
+      }
+      PackedMatrix pw = pack_matrix(bb);
+      // oneDNN: weights format 'any' (its packed layout), reordered once.
+      const dt d = bf ? dt::bf16 : dt::f32;
+      dnnl::memory::desc a_md({M, K}, d, tag::ab), b_any({K, N}, d, tag::any),
+          c_md({M, N}, d, tag::ab), b_user({K, N}, d, tag::ab);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_any, c_md), eng);
+      dnnl::matmul prim(pd);
+      dnnl::memory a_m(a_md, eng, ab.data()), c_m(c_md, eng, bf ? yb.data() : y2.data());
+      dnnl::memory b_u(b_user, eng, bb.data()), b_p(pd.weights_desc(), eng);
+      dnnl::reorder(b_u, b_p).execute(strm, b_u, b_p);
+      strm.wait();
+      Tensor yours = bf ? Tensor::zeros({M, N}, DType::bf16) : y;
+      std::vector<std::function<void()>> fns = {
+          [&] { matmul_packed(ab, pw, yours); },
+          [&] {
+            prim.execute(strm, {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_p}, {DNNL_ARG_DST, c_m}});
+            strm.wait();
+          }};
+      if (!bf)
+        fns.push_back([&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M),
+                      static_cast<int>(N), static_cast<int>(K), 1.0f, a.data_as<float>(),
+                      static_cast<int>(K), b.data_as<float>(), static_cast<int>(N), 0.0f,
+                      y2.data_as<float>(), static_cast<int>(N));
+        });
+      std::vector<Stat> st = time_side_by_side(fns, rounds);
+      const char* who[] = {"opsnn", "onednn", "openblas"};
+      const double flops = 2.0 * M * N * K, wbytes = static_cast<double>(K * N) * (bf ? 2 : 4);
+      for (size_t i = 0; i < st.size(); ++i) {
+        const double sec = st[i].min_ms * 1e-3;
+        const double gf = flops / sec / 1e9, gb = wbytes / sec / 1e9;
+        char shp[32];
+        std::snprintf(shp, sizeof shp, "%lld,%lld,%lld", static_cast<long long>(M),
+                      static_cast<long long>(N), static_cast<long long>(K));
+        const double ratio = st[i].min_ms / st[0].min_ms;  // >1: ours faster
+        std::printf("%-6s %-18s %-9s %9.3f %9.3f %7.1f %9s %8.1f%% %9s %7.2f\n", dts, shp, who[i],
+                    st[i].min_ms, st[i].med_ms, gf,
+                    M <= 16 ? (std::to_string(static_cast<int>(gb)) + "").c_str() : "-",
+                    100 * gf / peak,
+                    M <= 16 ? (std::to_string(static_cast<int>(100 * gb / bw)) + "%").c_str() : "-",
+                    i ? ratio : 1.0);
+      }
+      if (bf)
+        ratio_dnnl_bf16.push_back(st[1].min_ms / st[0].min_ms);
+      else {
+        ratio_dnnl_f32.push_back(st[1].min_ms / st[0].min_ms);
+        ratio_blas.push_back(st[2].min_ms / st[0].min_ms);
+      }
+    }
+  }
+  auto geo = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += std::log(x);
+    return v.empty() ? 0.0 : std::exp(s / static_cast<double>(v.size()));
+  };
+  std::printf(
+      "geomean ours/peer (speed ratio, >1 = ours faster): f32 vs oneDNN %.2f, f32 vs OpenBLAS "
+      "%.2f, bf16 vs "
+      "oneDNN %.2f\n",
+      geo(ratio_dnnl_f32), geo(ratio_blas), geo(ratio_dnnl_bf16));
+  return 0;
+}

@@ -1,0 +1,80 @@
+#include "kernels/gemm/gemm.h"
+
+#include <algorithm>
+
+#include "opsnn/error.h"
+
+namespace opsnn::gemm {
+namespace {
+
+const IsaFns& fns(Isa isa) {
+  switch (isa) {
+    case Isa::avx512:
+      return fns_avx512();
+    case Isa::avx2:
+      return fns_avx2();
+    default:
+      return fns_scalar();
+  }
+}
+
+}  // namespace
+
+int num_kernels(Isa isa) { return fns(isa).num_kernels; }
+
+const char* kernel_name(Isa isa, int kernel) {
+  const IsaFns& f = fns(isa);
+  if (kernel < 0 || kernel >= f.num_kernels)
+    throw Error("gemm", "kernel", "an index in [0, " + std::to_string(f.num_kernels) + ")",
+                std::to_string(kernel));
+  return f.names[kernel];
+}
+
+Params default_params(Isa isa, int kernel) {
+  const IsaFns& f = fns(isa);
+  (void)kernel_name(isa, kernel);
+  Params p;
+  p.isa = isa;
+  p.kernel = kernel;
+  p.mr = f.mr[kernel];
+  p.nr = f.nr[kernel];
+  const CpuInfo& ci = cpu_info();
+  const int64_t l1 = static_cast<int64_t>(std::max<size_t>(ci.l1d_bytes, 16 << 10));
+  const int64_t l2 = static_cast<int64_t>(std::max<size_t>(ci.l2_bytes, 128 << 10));
+  // kc: the B micro-panel (kc x nr) takes about half of L1, the A micro-panel
+  // (mr x kc) a quarter; the rest is for C and the streams.
+  int64_t kc = l1 / 2 / (p.nr * 4);
+  kc = std::clamp<int64_t>(kc / 16 * 16, 64, 512);
+  // mc: the packed A block (mc x kc) takes half of L2.
+  int64_t mc = l2 / 2 / (kc * 4);
+  mc = std::clamp<int64_t>(mc / p.mr * p.mr, p.mr, 1024);
+  // nc: a tile's B block (kc x nc) stays in L2 beside A; also the unit of work.
+  int64_t nc = l2 / 4 / (kc * 4);
+  nc = std::clamp<int64_t>(nc / p.nr * p.nr, p.nr, 4096);
+  p.kc = kc;
+  p.mc = mc;
+  p.nc = nc;
+  p.bf16_dot = isa == Isa::avx512 && kernel == 0 && has_avx512_bf16();
+  return p;
+}
+
+int64_t packed_b_elems(const Params& p, int64_t K, int64_t N) {
+  return (N + p.nr - 1) / p.nr * p.nr * K;
+}
+size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt) {
+  if (pt == DType::bf16 && p.bf16_dot) return static_cast<size_t>(bf16dot_packed_elems(K, N)) * 2;
+  return static_cast<size_t>(packed_b_elems(p, K, N)) * dtype_size(pt);
+}
+
+void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
+  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_pack_b(K, N, b, dst);
+  fns(p.isa).pack_b(p, K, N, b, dst, pt);
+}
+
+void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
+         DType pt, const OutView& c, const Epilogue& ep) {
+  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_run(p, M, N, K, a, packed_b, c, ep);
+  fns(p.isa).run(p, M, N, K, a, packed_b, pt, c, ep);
+}
+
+}  // namespace opsnn::gemm

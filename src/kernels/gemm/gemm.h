@@ -1,0 +1,106 @@
+// The f32 GEMM engine: packed B panels, cache blocking, register-tiled
+// microkernels per ISA, a fused epilogue and threading over the output tile grid.
+//
+//   C[M,N] = epilogue(A[M,K] · B[K,N])
+//
+// A may be f32/bf16/f16 with any strides; it is packed (and converted) into
+// MR-row panels per (M-block, K-block), or read in place when M <= MR and it
+// is f32 with unit column stride (the decode path). B is packed once into
+// NR-column panels covering all of K (`pack_b`); the layout depends only on
+// NR, so block sizes can be tuned without repacking. Accumulation is in f32.
+//
+// Determinism: every output element is accumulated by the same microkernel
+// FMA sequence in the same K order; the only blocking that changes rounding is
+// kc (C += partial sums per K-block), which never depends on the thread
+// count. mc/nc only decide which thread computes which tile.
+#pragma once
+
+#include <cstdint>
+
+#include "opsnn/cpu.h"
+#include "opsnn/dtype.h"
+
+namespace opsnn::gemm {
+
+enum class Act : int { none, relu, gelu_erf, gelu_tanh, silu };
+
+// A strided matrix view of any float dtype; element (i, j) at p + i*rs + j*cs.
+// A zero stride broadcasts.
+struct MatView {
+  const void* p = nullptr;
+  DType t = DType::f32;
+  int64_t rs = 0, cs = 0;
+};
+
+// Row-major output (unit column stride), f32/bf16/f16.
+struct OutView {
+  void* p = nullptr;
+  DType t = DType::f32;
+  int64_t ld = 0;
+};
+
+// y = act(alpha * (A·B) + beta * add) * out_scale + residual
+struct Epilogue {
+  float alpha = 1.0f;
+  MatView add;  // bias ([N] as rs=0, cs=1) or ONNX C (any broadcast); p==nullptr: none
+  float beta = 1.0f;
+  Act act = Act::none;
+  float out_scale = 1.0f;
+  MatView residual;  // p==nullptr: none
+  bool trivial() const {
+    return alpha == 1.0f && !add.p && act == Act::none && out_scale == 1.0f && !residual.p;
+  }
+};
+
+// Tunable parameters: the microkernel (index into the ISA's list) and the
+// cache blocks. Defaults come from cpu_info()'s cache sizes (default_params).
+struct Params {
+  Isa isa = Isa::scalar;
+  int kernel = 0;      // microkernel index for this ISA (see kernel_name)
+  int mr = 0, nr = 0;  // filled in from the microkernel
+  int64_t mc = 0, nc = 0, kc = 0;
+  // bf16 B panels use the AVX512_BF16 dot-product path (vdpbf16ps, 14x32,
+  // k-pair panels; A rounded to bf16). Set by default_params for the avx512
+  // 14x32 kernel when the CPU has AVX512_BF16.
+  bool bf16_dot = false;
+};
+
+// Number of microkernels of an ISA and their names ("14x32").
+int num_kernels(Isa isa);
+const char* kernel_name(Isa isa, int kernel);
+// Defaults for `isa` (capped by what the CPU supports is the caller's job).
+Params default_params(Isa isa, int kernel = 0);
+
+// Packed B: ceil(N/nr) panels, each K x nr elements of the panel dtype `pt`
+// (zero padded past N). pt is f32, or bf16/f16 to keep 16-bit weights at half
+// the bytes (converted to f32 in the microkernel's B loads: half the weight
+// traffic on the memory-bound decode shapes).
+int64_t packed_b_elems(const Params& p, int64_t K, int64_t N);
+size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt);
+void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt);
+
+// C = epilogue(A·B) with B packed by pack_b(p, K, N, ..., pt). Threaded.
+void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
+         DType pt, const OutView& c, const Epilogue& ep);
+
+// The AVX512_BF16 path (gemm_avx512bf16.cc).
+int64_t bf16dot_packed_elems(int64_t K, int64_t N);
+void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst);
+void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+                 const OutView& c, const Epilogue& ep);
+
+// Per-ISA tables (gemm_{scalar,avx2,avx512}.cc).
+struct IsaFns {
+  int num_kernels;
+  const char* const* names;
+  const int* mr;
+  const int* nr;
+  void (*pack_b)(const Params&, int64_t K, int64_t N, const MatView& b, void* dst, DType pt);
+  void (*run)(const Params&, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+              DType pt, const OutView& c, const Epilogue& ep);
+};
+const IsaFns& fns_scalar();
+const IsaFns& fns_avx2();
+const IsaFns& fns_avx512();
+
+}  // namespace opsnn::gemm

@@ -1,0 +1,191 @@
+// bf16 x bf16 -> f32 GEMM with AVX512_BF16 (vdpbf16ps): B packed as k-pairs
+// ([K/2][nr][2] bf16 per panel), A packed as k-pairs broadcast as 32 bits.
+// Used for bf16 A and bf16 B when the CPU has AVX512_BF16.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/simd/vec_avx512.h"
+#include "opsnn/memory.h"
+#include "opsnn/thread_pool.h"
+
+namespace opsnn::simd::avx512::bf16dot {
+#define KERNEL_LIST(X) X(14, 2)
+#include "kernels/gemm/gemm_impl.h"
+
+using namespace detail;
+
+constexpr int MR = 14, NV = 2, NR = NV * 16;
+
+template <int R>
+void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t ldc, int ncols,
+            bool accumulate) {
+  __m512 acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kp; ++k) {
+    __m512i bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + (k * NR + v * 16) * 2);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const __m512i av = _mm512_set1_epi32(static_cast<int>(a[k * MR + i]));
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = _mm512_dpbf16_ps(acc[i][v], reinterpret_cast<__m512bh>(av),
+                                     reinterpret_cast<__m512bh>(bv[v]));
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int v = 0; v < NV; ++v) {
+      const int n = ncols - v * 16;
+      if (n <= 0) break;
+      float* p = c + i * ldc + v * 16;
+      const Vf x{acc[i][v]};
+      if (n >= 16)
+        store(p, accumulate ? load(p) + x : x);
+      else
+        store_n(p, accumulate ? load_n(p, n) + x : x, n);
+    }
+}
+
+using DpFn = void (*)(int64_t, const uint32_t*, const uint16_t*, float*, int64_t, int, bool);
+template <int... Ms>
+constexpr auto dp_table(std::integer_sequence<int, Ms...>) {
+  return std::array<DpFn, sizeof...(Ms)>{&ukr_dp<Ms + 1>...};
+}
+
+inline uint16_t bf16_of(const MatView& v, int64_t i, int64_t j) {
+  if (v.t == DType::bf16) return static_cast<const bf16*>(v.p)[i * v.rs + j * v.cs].bits;
+  return f32_to_bf16_bits(view_at(v, i, j));
+}
+
+void pack_b_pairs(int64_t K, int64_t N, const MatView& b, uint16_t* dst) {
+  const int64_t kp = (K + 1) / 2, npan = (N + NR - 1) / NR;
+  parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t pnl = p0; pnl < p1; ++pnl) {
+      uint16_t* d = dst + pnl * kp * NR * 2;
+      const int64_t j0 = pnl * NR;
+      for (int64_t k = 0; k < kp * 2; ++k)
+        for (int j = 0; j < NR; ++j)
+          d[((k / 2) * NR + j) * 2 + (k & 1)] =
+              (k < K && j0 + j < N) ? bf16_of(b, k, j0 + j) : uint16_t{0};
+    }
+  });
+}
+
+void pack_a_pairs(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl,
+                  uint16_t* dst) {
+  const int64_t kp = (kl + 1) / 2;
+  for (int64_t r0 = 0; r0 < mlen; r0 += MR) {
+    uint16_t* d = dst + r0 * kp * 2;
+    const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - r0));
+    for (int i = 0; i < rows; ++i) {
+      const int64_t row = m0 + r0 + i;
+      if (a.t == DType::bf16 && a.cs == 1) {
+        // Whole pairs as 32-bit words; an odd tail below.
+        const bf16* s = static_cast<const bf16*>(a.p) + row * a.rs + k0;
+        uint32_t* d32 = reinterpret_cast<uint32_t*>(d);
+        const int64_t full = kl / 2;
+        for (int64_t q = 0; q < full; ++q) {
+          uint32_t w;
+          std::memcpy(&w, s + 2 * q, 4);
+          d32[q * MR + i] = w;
+        }
+        if (kl & 1) d[(full * MR + i) * 2] = s[kl - 1].bits;
+      } else {
+        for (int64_t k = 0; k < kl; ++k)
+          d[((k / 2) * MR + i) * 2 + (k & 1)] = bf16_of(a, row, k0 + k);
+      }
+      if (kl & 1) d[((kl / 2) * MR + i) * 2 + 1] = 0;
+    }
+  }
+}
+
+void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const uint16_t* pb,
+            const OutView& out, const Epilogue& ep) {
+  static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
+  if (M <= 0 || N <= 0) return;
+  const int64_t kpt = (K + 1) / 2;  // pairs in a panel
+  int64_t kc = std::max<int64_t>(p.kc / 2 * 2, 2);
+  int64_t mc = std::max<int64_t>(p.mc / MR, 1) * MR;
+  if (mc > M) mc = ceil_div(M, MR) * MR;
+  const int64_t npan = ceil_div(N, NR);
+  // The dot-product kernel is ~2x the f32 rate, so A packing is amortised
+  // over 4x wider N-blocks (the kc x nc bf16 B block still fits L2).
+  int64_t nc = std::min(std::max<int64_t>(4 * p.nc / NR, 1), npan) * NR;
+  const int64_t threads = num_threads();
+  if (threads > 1) {
+    int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
+    if (nmb * nnb < 4 * threads && npan > nnb) {
+      nnb = std::min(npan, ceil_div(4 * threads, nmb));
+      nc = ceil_div(npan, nnb) * NR;
+    }
+    nnb = ceil_div(N, nc);
+    if (nmb * nnb < 2 * threads && M > MR) {
+      nmb = std::min(ceil_div(M, MR), ceil_div(2 * threads, nnb));
+      mc = ceil_div(ceil_div(M, nmb), MR) * MR;
+    }
+  }
+  const int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
+  const bool direct_c = out.t == DType::f32;
+  parallel_tasks(nmb * nnb, [&](int64_t task) {
+    const int64_t mb = task % nmb, nb = task / nmb;
+    const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
+    const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
+    float* c;
+    int64_t ldc;
+    if (direct_c) {
+      c = static_cast<float*>(out.p) + m0 * out.ld + n0;
+      ldc = out.ld;
+    } else {
+      ldc = ceil_div(nlen, NR) * NR;
+      c = scratch_c().get(static_cast<size_t>(mlen * ldc));
+    }
+    if (K == 0) {
+      for (int64_t i = 0; i < mlen; ++i)
+        for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
+      epilogue_tile(ep, c, ldc, static_cast<int>(mlen), static_cast<int>(nlen), m0, n0, out);
+      return;
+    }
+    // bf16 pairs: MR * kc bf16 = MR * kc / 2 floats of scratch.
+    uint16_t* abuf = reinterpret_cast<uint16_t*>(
+        scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc / 2 + 16)));
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+      const int64_t kl = std::min(kc, K - k0), kp = (kl + 1) / 2;
+      const bool last = k0 + kl == K;
+      pack_a_pairs(a, m0, mlen, k0, kl, abuf);
+      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+        const uint16_t* bp = pb + ((jp / NR) * kpt + k0 / 2) * NR * 2;
+        for (int64_t ir = 0; ir < mlen; ir += MR) {
+          const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
+          float* ct = c + ir * ldc + (jp - n0);
+          table[rows - 1](kp, reinterpret_cast<const uint32_t*>(abuf + ir * kp * 2), bp, ct, ldc,
+                          ncols, k0 > 0);
+          if (last) epilogue_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, out);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace opsnn::simd::avx512::bf16dot
+
+namespace opsnn::gemm {
+int64_t bf16dot_packed_elems(int64_t K, int64_t N) {
+  return (N + 31) / 32 * 32 * ((K + 1) / 2 * 2);
+}
+void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst) {
+  simd::avx512::bf16dot::pack_b_pairs(K, N, b, static_cast<uint16_t*>(dst));
+}
+void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+                 const OutView& c, const Epilogue& ep) {
+  simd::avx512::bf16dot::run_dp(p, M, N, K, a, static_cast<const uint16_t*>(pb), c, ep);
+}
+}  // namespace opsnn::gemm

@@ -1,0 +1,416 @@
+// The GEMM engine written once over the vec_*.h names; included by
+// gemm_{scalar,avx2,avx512}.cc inside their ISA namespace (after the vec header).
+// Expects: KERNEL_LIST(X) with X(MR, NV) entries, the ISA's microkernels.
+
+namespace detail {
+
+using gemm::Act;
+using gemm::Epilogue;
+using gemm::MatView;
+using gemm::OutView;
+using gemm::Params;
+
+// Per-thread scratch, grown on demand and reused (no allocation once warm).
+struct Scratch {
+  float* p = nullptr;
+  size_t n = 0;
+  ~Scratch() { aligned_free(p); }
+  float* get(size_t floats) {
+    if (floats > n) {
+      aligned_free(p);
+      p = static_cast<float*>(aligned_alloc_bytes(floats * sizeof(float)));
+      n = floats;
+    }
+    return p;
+  }
+};
+inline Scratch& scratch_a() {
+  static thread_local Scratch s;
+  return s;
+}
+inline Scratch& scratch_c() {
+  static thread_local Scratch s;
+  return s;
+}
+
+template <class T>
+inline float elem(const T* p, int64_t i) {
+  return to_f32(p[i]);
+}
+
+// Element (i, j) of a view, as f32.
+inline float view_at(const MatView& v, int64_t i, int64_t j) {
+  const int64_t o = i * v.rs + j * v.cs;
+  switch (v.t) {
+    case DType::f32:
+      return static_cast<const float*>(v.p)[o];
+    case DType::bf16:
+      return to_f32(static_cast<const bf16*>(v.p)[o]);
+    case DType::f16:
+      return to_f32(static_cast<const f16*>(v.p)[o]);
+    default:
+      return 0.0f;
+  }
+}
+
+// n <= kLanes elements of row i starting at column j, as a vector.
+inline Vf view_load(const MatView& v, int64_t i, int64_t j, int n) {
+  if (v.cs == 0) return set1(view_at(v, i, j));
+  const int64_t o = i * v.rs + j * v.cs;
+  if (v.cs == 1) {
+    switch (v.t) {
+      case DType::f32:
+        return n == kLanes ? load(static_cast<const float*>(v.p) + o)
+                           : load_n(static_cast<const float*>(v.p) + o, n);
+      case DType::bf16:
+        return n == kLanes ? load(static_cast<const bf16*>(v.p) + o)
+                           : load_n(static_cast<const bf16*>(v.p) + o, n);
+      case DType::f16:
+        return n == kLanes ? load(static_cast<const f16*>(v.p) + o)
+                           : load_n(static_cast<const f16*>(v.p) + o, n);
+      default:
+        break;
+    }
+  }
+  alignas(64) float tmp[kLanes];
+  for (int l = 0; l < kLanes; ++l) tmp[l] = l < n ? view_at(v, i, j + l) : 0.0f;
+  return load(tmp);
+}
+
+inline Vf activate(Vf x, Act act) {
+  switch (act) {
+    case Act::none:
+      return x;
+    case Act::relu:
+      return max(x, zero());
+    case Act::gelu_erf:
+      return x * set1(0.5f) * (set1(1.0f) + verf(x * set1(0.70710678118654752f)));
+    case Act::gelu_tanh: {
+      Vf inner = set1(0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
+      return x * set1(0.5f) * (set1(1.0f) + vtanh(inner));
+    }
+    case Act::silu:
+      return x * vsigmoid(x);
+  }
+  return x;
+}
+
+template <class T>
+inline void store_out(T* p, Vf v, int n) {
+  if (n == kLanes)
+    store(p, v);
+  else
+    store_n(p, v, n);
+}
+
+// Applies the epilogue to a rows x cols f32 tile `c` (leading dim ldc) whose
+// top-left element is output (i0, j0), writing the result to `out`.
+inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int rows, int cols,
+                          int64_t i0, int64_t j0, const OutView& out) {
+  const bool trivial = ep.trivial();
+  if (trivial && out.t == DType::f32 &&
+      static_cast<const void*>(c) == static_cast<float*>(out.p) + i0 * out.ld + j0)
+    return;
+  for (int r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r;
+    for (int j = 0; j < cols; j += kLanes) {
+      const int n = cols - j < kLanes ? cols - j : kLanes;
+      Vf v = n == kLanes ? load(c + r * ldc + j) : load_n(c + r * ldc + j, n);
+      if (!trivial) {
+        if (ep.alpha != 1.0f) v = v * set1(ep.alpha);
+        if (ep.add.p) v = fma(set1(ep.beta), view_load(ep.add, i, j0 + j, n), v);
+        v = activate(v, ep.act);
+        if (ep.out_scale != 1.0f) v = v * set1(ep.out_scale);
+        if (ep.residual.p) v = v + view_load(ep.residual, i, j0 + j, n);
+      }
+      const int64_t o = i * out.ld + j0 + j;
+      switch (out.t) {
+        case DType::f32:
+          store_out(static_cast<float*>(out.p) + o, v, n);
+          break;
+        case DType::bf16:
+          store_out(static_cast<bf16*>(out.p) + o, v, n);
+          break;
+        case DType::f16:
+          store_out(static_cast<f16*>(out.p) + o, v, n);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+// ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
+// a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
+// c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
+template <int MR, int NV, class TB>
+void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb, float* c,
+         int64_t ldc, int ncols, bool accumulate) {
+  Vf acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = zero();
+  for (int64_t k = 0; k < kc; ++k) {
+    Vf bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes);
+    const float* ak = a + k * a_cs;
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const Vf av = set1(ak[i * a_rs]);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
+    }
+  }
+  if (ncols == NV * kLanes) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        float* p = c + i * ldc + v * kLanes;
+        store(p, accumulate ? load(p) + acc[i][v] : acc[i][v]);
+      }
+  } else {
+    for (int i = 0; i < MR; ++i)
+      for (int v = 0; v < NV; ++v) {
+        const int n = ncols - v * kLanes;
+        if (n <= 0) break;
+        float* p = c + i * ldc + v * kLanes;
+        if (n >= kLanes)
+          store(p, accumulate ? load(p) + acc[i][v] : acc[i][v]);
+        else
+          store_n(p, accumulate ? load_n(p, n) + acc[i][v] : acc[i][v], n);
+      }
+  }
+}
+
+template <class TB>
+using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64_t, float*, int64_t,
+                       int, bool);
+
+template <int NV, class TB, int... Ms>
+constexpr auto ukr_table(std::integer_sequence<int, Ms...>) {
+  return std::array<UkrFn<TB>, sizeof...(Ms)>{&ukr<Ms + 1, NV, TB>...};
+}
+
+template <class T>
+inline T from_f32(float v);
+template <>
+inline float from_f32<float>(float v) {
+  return v;
+}
+template <>
+inline bf16 from_f32<bf16>(float v) {
+  return opsnn::to_bf16(v);
+}
+template <>
+inline f16 from_f32<f16>(float v) {
+  return opsnn::to_f16(v);
+}
+
+// ---- packing ------------------------------------------------------------------
+template <class T, class TP>
+void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, TP* dst) {
+  const TP z = from_f32<TP>(0.0f);
+  const int64_t npan = (N + nr - 1) / nr;
+  parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t pnl = p0; pnl < p1; ++pnl) {
+      TP* d = dst + pnl * K * nr;
+      const int64_t j0 = pnl * nr;
+      const int cols = static_cast<int>(N - j0 < nr ? N - j0 : nr);
+      if (cs == 1) {
+        for (int64_t k = 0; k < K; ++k) {
+          const T* s = b + k * rs + j0;
+          TP* o = d + k * nr;
+          int j = 0;
+          if constexpr (std::is_same_v<T, TP>)
+            for (; j < cols; ++j) o[j] = s[j];
+          else
+            for (; j < cols; ++j) o[j] = from_f32<TP>(to_f32(s[j]));
+          for (; j < nr; ++j) o[j] = z;
+        }
+      } else {
+        // Column-major-ish source (e.g. a transposed weight): walk columns.
+        for (int j = 0; j < nr; ++j) {
+          if (j < cols) {
+            const T* s = b + (j0 + j) * cs;
+            for (int64_t k = 0; k < K; ++k) d[k * nr + j] = from_f32<TP>(to_f32(s[k * rs]));
+          } else {
+            for (int64_t k = 0; k < K; ++k) d[k * nr + j] = z;
+          }
+        }
+      }
+    }
+  });
+}
+
+template <class TP>
+void pack_b_to(int nr, int64_t K, int64_t N, const MatView& b, TP* dst) {
+  switch (b.t) {
+    case DType::f32:
+      return pack_b_t(K, N, static_cast<const float*>(b.p), b.rs, b.cs, nr, dst);
+    case DType::bf16:
+      return pack_b_t(K, N, static_cast<const bf16*>(b.p), b.rs, b.cs, nr, dst);
+    case DType::f16:
+      return pack_b_t(K, N, static_cast<const f16*>(b.p), b.rs, b.cs, nr, dst);
+    default:
+      return;
+  }
+}
+
+inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
+  switch (pt) {
+    case DType::bf16:
+      return pack_b_to(nr, K, N, b, static_cast<bf16*>(dst));
+    case DType::f16:
+      return pack_b_to(nr, K, N, b, static_cast<f16*>(dst));
+    default:
+      return pack_b_to(nr, K, N, b, static_cast<float*>(dst));
+  }
+}
+
+// Rows [m0, m0+mlen) x cols [k0, k0+kl) of A into MR-row panels: panel r at
+// dst + r*MR*kl, element (i, k) at [k*MR + i].
+template <class T>
+void pack_a_t(const T* a, int64_t rs, int64_t cs, int64_t m0, int64_t mlen, int64_t k0, int64_t kl,
+              int MR, float* dst) {
+  for (int64_t r0 = 0; r0 < mlen; r0 += MR) {
+    float* d = dst + r0 * kl;
+    const int rows = static_cast<int>(mlen - r0 < MR ? mlen - r0 : MR);
+    for (int i = 0; i < rows; ++i) {
+      const T* s = a + (m0 + r0 + i) * rs + k0 * cs;
+      if (cs == 1)
+        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(s[k]);
+      else
+        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(s[k * cs]);
+    }
+  }
+}
+
+inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl, int MR,
+                   float* dst) {
+  switch (a.t) {
+    case DType::f32:
+      return pack_a_t(static_cast<const float*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+    case DType::bf16:
+      return pack_a_t(static_cast<const bf16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+    case DType::f16:
+      return pack_a_t(static_cast<const f16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+    default:
+      return;
+  }
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// ---- the driver -----------------------------------------------------------------
+template <int MR, int NV, class TB>
+void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const TB* pb,
+            const OutView& out, const Epilogue& ep) {
+  constexpr int NR = NV * kLanes;
+  static constexpr auto table = ukr_table<NV, TB>(std::make_integer_sequence<int, MR>());
+  if (M <= 0 || N <= 0) return;
+  const int64_t kc = K > 0 ? std::min<int64_t>(std::max<int64_t>(p.kc, 1), K) : 0;
+  // Decode: A read in place (no packing) when it is one row panel of f32.
+  const bool direct_a = M <= MR && a.t == DType::f32 && a.cs == 1;
+  int64_t mc = std::max<int64_t>(p.mc / MR, 1) * MR;
+  if (mc > M) mc = ceil_div(M, MR) * MR;
+  int64_t nc = std::max<int64_t>(p.nc / NR, 1) * NR;
+  const int64_t npan = ceil_div(N, NR);
+  if (nc > npan * NR) nc = npan * NR;
+  // Enough tiles for the threads (only the split changes, never the K order).
+  const int64_t threads = num_threads();
+  if (threads > 1) {
+    int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
+    const int64_t want = 4 * threads;
+    if (nmb * nnb < want && npan > nnb) {
+      nnb = std::min(npan, ceil_div(want, nmb));
+      nc = ceil_div(npan, nnb) * NR;
+    }
+    nnb = ceil_div(N, nc);
+    if (nmb * nnb < 2 * threads && M > MR) {
+      nmb = std::min(ceil_div(M, MR), ceil_div(2 * threads, nnb));
+      mc = ceil_div(ceil_div(M, nmb), MR) * MR;
+    }
+  }
+  const int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
+  const bool direct_c = out.t == DType::f32;
+  parallel_tasks(nmb * nnb, [&](int64_t task) {
+    // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
+    const int64_t mb = task % nmb, nb = task / nmb;
+    const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
+    const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
+    float* c;
+    int64_t ldc;
+    if (direct_c) {
+      c = static_cast<float*>(out.p) + m0 * out.ld + n0;
+      ldc = out.ld;
+    } else {
+      ldc = ceil_div(nlen, NR) * NR;
+      c = scratch_c().get(static_cast<size_t>(mlen * ldc));
+    }
+    if (K == 0) {
+      for (int64_t i = 0; i < mlen; ++i)
+        for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
+      epilogue_tile(ep, c, ldc, static_cast<int>(mlen), static_cast<int>(nlen), m0, n0, out);
+      return;
+    }
+    float* abuf =
+        direct_a ? nullptr : scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+      const int64_t kl = std::min(kc, K - k0);
+      const bool last = k0 + kl == K;
+      if (!direct_a) pack_a(a, m0, mlen, k0, kl, MR, abuf);
+      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+        const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
+        for (int64_t ir = 0; ir < mlen; ir += MR) {
+          const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
+          float* ct = c + ir * ldc + (jp - n0);
+          if (direct_a)
+            table[rows - 1](kl, static_cast<const float*>(a.p) + (m0 + ir) * a.rs + k0, a.rs, 1, bp,
+                            NR, ct, ldc, ncols, k0 > 0);
+          else
+            table[rows - 1](kl, abuf + ir * kl, 1, MR, bp, NR, ct, ldc, ncols, k0 > 0);
+          if (last) epilogue_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, out);
+        }
+      }
+    }
+  });
+}
+
+template <int MR, int NV>
+void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+           DType pt, const OutView& out, const Epilogue& ep) {
+  switch (pt) {
+    case DType::bf16:
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const bf16*>(pb), out, ep);
+    case DType::f16:
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const f16*>(pb), out, ep);
+    default:
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const float*>(pb), out, ep);
+  }
+}
+
+#define OPSNN_GEMM_RUN(MR, NV) &run_t<MR, NV>,
+#define OPSNN_GEMM_MR(MR, NV) MR,
+#define OPSNN_GEMM_NR(MR, NV) NV *kLanes,
+
+using RunFn = void (*)(const Params&, int64_t, int64_t, int64_t, const MatView&, const void*, DType,
+                       const OutView&, const Epilogue&);
+inline constexpr RunFn kRuns[] = {KERNEL_LIST(OPSNN_GEMM_RUN)};
+inline constexpr int kMr[] = {KERNEL_LIST(OPSNN_GEMM_MR)};
+inline constexpr int kNr[] = {KERNEL_LIST(OPSNN_GEMM_NR)};
+
+inline void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
+                DType pt, const OutView& c, const Epilogue& ep) {
+  kRuns[p.kernel](p, M, N, K, a, pb, pt, c, ep);
+}
+inline void pack_b_entry(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst,
+                         DType pt) {
+  pack_b(kNr[p.kernel], K, N, b, dst, pt);
+}
+
+}  // namespace detail

@@ -1,0 +1,125 @@
+#include "ops/matmul/matmul/matmul_plan.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "ops/common/checks.h"
+#include "opsnn/error.h"
+
+namespace opsnn::matmul {
+
+std::vector<int64_t> batch_strides(const Shape& shape, const Strides& strides, int mat_dims,
+                                   const Shape& batch) {
+  std::vector<int64_t> bs(batch.size(), 0);
+  const int64_t own = static_cast<int64_t>(shape.size()) - mat_dims;  // own batch dims
+  for (int64_t d = 0; d < own; ++d) {
+    const int64_t ob = static_cast<int64_t>(batch.size()) - own + d;
+    if (ob < 0) continue;
+    bs[static_cast<size_t>(ob)] =
+        shape[static_cast<size_t>(d)] == 1 ? 0 : strides[static_cast<size_t>(d)];
+  }
+  return bs;
+}
+
+size_t workspace_bytes(const Plan& plan, const gemm::Params& params) {
+  return gemm::packed_b_bytes(params, plan.K, plan.N, plan.packed_dtype);
+}
+
+namespace {
+
+const char* at(const Tensor& t, int64_t off) {
+  return static_cast<const char*>(t.data()) + off * static_cast<int64_t>(dtype_size(t.dtype()));
+}
+
+}  // namespace
+
+void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out,
+              void* ws) {
+  int64_t nbatch = 1;
+  for (int64_t d : plan.batch) nbatch *= d;
+  if (nbatch == 0 || plan.M == 0 || plan.N == 0) return;
+  void* pb = ws;
+  const Tensor& A = in[plan.a.input];
+  const Tensor& B = in[plan.b.input];
+  const bool shared = plan.b_shared();
+  const size_t nb = plan.batch.size();
+  std::vector<int64_t> idx(nb, 0);
+  const int64_t out_mat = plan.M * plan.N;
+  for (int64_t bi = 0; bi < nbatch; ++bi) {
+    int64_t oa = 0, ob = 0, oadd = 0, ores = 0;
+    for (size_t d = 0; d < nb; ++d) {
+      oa += idx[d] * plan.a.bs[d];
+      ob += idx[d] * plan.b.bs[d];
+      if (plan.add.input >= 0) oadd += idx[d] * plan.add.bs[d];
+      if (plan.res.input >= 0) ores += idx[d] * plan.res.bs[d];
+    }
+    if (bi == 0 || !shared)
+      gemm::pack_b(params, plan.K, plan.N, {at(B, ob), B.dtype(), plan.b.rs, plan.b.cs}, pb,
+                   plan.packed_dtype);
+    gemm::Epilogue ep;
+    ep.alpha = plan.alpha;
+    ep.beta = plan.beta;
+    ep.act = plan.act;
+    ep.out_scale = plan.out_scale;
+    if (plan.add.input >= 0) {
+      const Tensor& t = in[plan.add.input];
+      ep.add = {at(t, oadd), t.dtype(), plan.add.rs, plan.add.cs};
+    }
+    if (plan.res.input >= 0) {
+      const Tensor& t = in[plan.res.input];
+      ep.residual = {at(t, ores), t.dtype(), plan.res.rs, plan.res.cs};
+    }
+    gemm::OutView o{static_cast<char*>(out.data()) +
+                        bi * out_mat * static_cast<int64_t>(dtype_size(out.dtype())),
+                    out.dtype(), plan.N};
+    gemm::run(params, plan.M, plan.N, plan.K, {at(A, oa), A.dtype(), plan.a.rs, plan.a.cs}, pb,
+              plan.packed_dtype, o, ep);
+    for (size_t d = nb; d-- > 0;) {
+      if (++idx[d] < plan.batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+gemm::Act act_from_name(const OpCall& call, const std::string& name) {
+  if (name == "none") return gemm::Act::none;
+  if (name == "relu") return gemm::Act::relu;
+  if (name == "gelu") return gemm::Act::gelu_erf;
+  if (name == "gelu_tanh") return gemm::Act::gelu_tanh;
+  if (name == "silu") return gemm::Act::silu;
+  call.fail("attribute 'activation'", "none|relu|gelu|gelu_tanh|silu", "'" + name + "'");
+}
+
+void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(const OpCall&)) {
+  struct Instance : KernelInstance {
+    Plan plan;
+    gemm::Params params;
+    size_t workspace_bytes() const override { return matmul::workspace_bytes(plan, params); }
+    void run(const Tensor* in, Tensor* out, void* ws) override {
+      run_plan(plan, params, in, out[0], ws);
+    }
+  };
+  int priority = 100;
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::scalar}) {
+    for (int k = 0; k < gemm::num_kernels(isa); ++k) {
+      KernelDesc d;
+      d.name = op + "_" + gemm::kernel_name(isa, k) + "_" + isa_name(isa);
+      d.isa = isa;
+      d.dtypes = ops::kFloatDTypes;
+      d.contiguous_inputs = false;
+      d.priority = priority--;
+      d.create = [isa, k, plan_of](const OpCall& call,
+                                   std::string*) -> std::unique_ptr<KernelInstance> {
+        auto inst = std::make_unique<Instance>();
+        inst->plan = plan_of(call);
+        inst->plan.packed_dtype = call.in(inst->plan.b.input).dtype;
+        inst->params = gemm::default_params(isa, k);
+        return inst;
+      };
+      r.add_kernel(op, std::move(d));
+    }
+  }
+}
+
+}  // namespace opsnn::matmul

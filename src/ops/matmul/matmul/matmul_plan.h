@@ -1,0 +1,52 @@
+// How a matmul-family call maps onto the GEMM engine: per-batch offsets and
+// in-matrix strides of A, B and the epilogue operands, computed in phase one
+// from the descs (strided and broadcast inputs need no copy).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/gemm/gemm.h"
+#include "opsnn/op.h"
+
+namespace opsnn::matmul {
+
+// One operand: input index, in-matrix strides and per output-batch-dim strides
+// (0 where the operand broadcasts).
+struct Operand {
+  int input = -1;  // -1: absent
+  int64_t rs = 0, cs = 0;
+  std::vector<int64_t> bs;
+};
+
+struct Plan {
+  int64_t M = 0, N = 0, K = 0;
+  Shape batch;  // output batch dims
+  Operand a, b, add, res;
+  float alpha = 1, beta = 1, out_scale = 1;
+  gemm::Act act = gemm::Act::none;
+  DType packed_dtype = DType::f32;  // B panels keep B's dtype (16-bit weights stay 16-bit)
+  bool b_shared() const {
+    for (int64_t s : b.bs)
+      if (s) return false;
+    return true;
+  }
+};
+
+// Per-batch strides of an operand of shape `shape` (whose trailing `mat_dims`
+// dims are the matrix) against output batch dims `batch` (right-aligned).
+std::vector<int64_t> batch_strides(const Shape& shape, const Strides& strides, int mat_dims,
+                                   const Shape& batch);
+
+// Runs the plan with the given engine parameters; `ws` holds workspace_bytes(plan, params).
+void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out,
+              void* ws);
+size_t workspace_bytes(const Plan& plan, const gemm::Params& params);
+
+// Registers the GEMM kernels (every ISA x microkernel) for `op`; `plan_of`
+// maps a validated call to its plan.
+void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(const OpCall&));
+
+gemm::Act act_from_name(const OpCall& call, const std::string& name);
+
+}  // namespace opsnn::matmul

@@ -1,0 +1,102 @@
+// The GEMM engine's public pre-packed path: pack_matrix + matmul_packed give
+// the same bits as the ops (same kernel), for any thread count, and reject
+// bad input with clear errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "opsnn/opsnn.h"
+
+namespace opsnn {
+namespace {
+
+Tensor rand_tensor(const Shape& s, uint64_t seed) {
+  Tensor t = Tensor::empty(s, DType::f32);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
+  return t;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+}
+
+TEST(Gemm, PackedMatchesLinearOpBitwise) {
+  for (auto [M, N, K] :
+       {std::tuple<int64_t, int64_t, int64_t>{1, 300, 257}, {37, 129, 1000}, {200, 65, 31}}) {
+    Tensor x = rand_tensor({M, K}, 1), w = rand_tensor({N, K}, 2), b = rand_tensor({N}, 3);
+    PackedMatrix pw = pack_matrix(w, /*transposed=*/true);
+    EXPECT_EQ(pw.k(), K);
+    EXPECT_EQ(pw.n(), N);
+    Tensor y = Tensor::zeros({M, N}, DType::f32);
+    MatmulEpilogue ep;
+    ep.bias = &b;
+    matmul_packed(x, pw, y, ep);
+    Tensor ref = call("linear", {x, w, b})[0];
+    EXPECT_TRUE(same_bits(y, ref)) << M << "x" << N << "x" << K;
+    // Thread count does not change the bits.
+    const int saved = num_threads();
+    set_num_threads(1);
+    Tensor y1 = Tensor::zeros({M, N}, DType::f32);
+    matmul_packed(x, pw, y1, ep);
+    set_num_threads(saved);
+    EXPECT_TRUE(same_bits(y, y1));
+  }
+}
+
+TEST(Gemm, PackedEpilogueMatchesFusedMatmul) {
+  Tensor x = rand_tensor({2, 9, 70}, 4), w = rand_tensor({70, 50}, 5), b = rand_tensor({50}, 6),
+         r = rand_tensor({2, 9, 50}, 7);
+  PackedMatrix pw = pack_matrix(w);
+  Tensor y = Tensor::zeros({2, 9, 50}, DType::f32);
+  MatmulEpilogue ep;
+  ep.bias = &b;
+  ep.residual = &r;
+  ep.activation = "gelu";
+  ep.alpha = 0.5f;
+  matmul_packed(x, pw, y, ep);
+  Tensor ref =
+      call("fused_matmul", {x, w, b, r}, {{"activation", std::string("gelu")}, {"alpha", 0.5}})[0];
+  EXPECT_TRUE(same_bits(y, ref));
+}
+
+TEST(Gemm, ClearErrors) {
+  Tensor w = rand_tensor({8, 4}, 1);
+  PackedMatrix pw = pack_matrix(w);
+  Tensor x = rand_tensor({3, 5}, 2), y = Tensor::zeros({3, 4}, DType::f32);
+  EXPECT_THROW(matmul_packed(x, pw, y), Error);
+  EXPECT_THROW(matmul_packed(x, PackedMatrix(), y), Error);
+  EXPECT_THROW(pack_matrix(rand_tensor({2, 3, 4}, 1)), Error);
+  try {
+    call("matmul", {rand_tensor({3, 5}, 1), rand_tensor({4, 6}, 2)});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("matmul: input 'b'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(
+      call("gemm", {rand_tensor({3, 5}, 1), rand_tensor({5, 6}, 2), rand_tensor({2, 6}, 3)}),
+      Error);
+  EXPECT_THROW(call("linear", {rand_tensor({3, 5}, 1), rand_tensor({6, 4}, 2)}), Error);
+  EXPECT_THROW(call("fused_matmul", {rand_tensor({3, 5}, 1), rand_tensor({5, 6}, 2)},
+                    {{"activation", std::string("tanhh")}}),
+               Error);
+}
+
+TEST(Gemm, EveryMicrokernelAndBlockingAgrees) {
+  // A 1000-long reduction on every registered matmul kernel: within tolerance
+  // of each other (different kc gives different rounding, not different math).
+  Tensor a = rand_tensor({65, 1000}, 8), b = rand_tensor({1000, 63}, 9);
+  Tensor ref = call("matmul", {a, b})[0];
+  for (const KernelDesc& k : Registry::global().kernels("matmul")) {
+    if (k.isa > active_isa()) continue;
+    Op o = Op::create("matmul", {a.desc(), b.desc()}, {}, k.name);
+    Tensor y = o({a, b})[0];
+    for (int64_t i = 0; i < y.numel(); ++i)
+      ASSERT_NEAR(y.data_as<float>()[i], ref.data_as<float>()[i], 2e-4) << k.name << " at " << i;
+  }
+}
+
+}  // namespace
+}  // namespace opsnn
