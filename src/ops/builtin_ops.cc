@@ -17,6 +17,8 @@ void register_builtin_ops(Registry& r) {
   register_shape_ops(r);
   register_cast_op(r);
   register_index_ops(r);
+
+  register_attention_ops(r);
 }
 
 }  // namespace opsnn

@@ -18,4 +18,6 @@ void register_norm_ops(Registry& r);
 void register_shape_ops(Registry& r);
 void register_cast_op(Registry& r);
 void register_index_ops(Registry& r);
+
+void register_attention_ops(Registry& r);
 }  // namespace opsnn
