@@ -4,6 +4,7 @@
 #include "opsnn/cpu.h"
 #include "opsnn/dtype.h"
 #include "opsnn/error.h"
+#include "opsnn/kv_cache.h"
 #include "opsnn/log.h"
 #include "opsnn/memory.h"
 #include "opsnn/op.h"

@@ -302,28 +302,39 @@ void cost(const OpCall& call, double* bytes, double* flops) {
 }
 
 // ---- the fused kernel --------------------------------------------------------
+}  // namespace
+
 // Tile sizes from the cache sizes (attributes override them, for a tuner):
 // q_block rows so that Q^T of one tile fills about one L1; kv_block keys so
 // that the score tile and the K/V blocks take about half of L2.
-void choose_tiles(const OpCall& call, const Dims& d, sdpa::Params& p) {
+void sdpa::choose_tiles(Params& p, int64_t qb, int64_t kb) {
   const CpuInfo& ci = cpu_info();
-  int64_t qb = call.attrs.i("q_block"), kb = call.attrs.i("kv_block");
   if (qb == 0)
-    qb = std::clamp<int64_t>(static_cast<int64_t>(ci.l1d_bytes) / (d.D * 4) / 16 * 16, 32, 128);
+    qb = std::clamp<int64_t>(static_cast<int64_t>(ci.l1d_bytes) / (p.D * 4) / 16 * 16, 32, 128);
   if (kb == 0)
-    kb = std::clamp<int64_t>(static_cast<int64_t>(ci.l2_bytes) / 2 / (4 * (qb + 2 * d.D)) / 8 * 8,
+    kb = std::clamp<int64_t>(static_cast<int64_t>(ci.l2_bytes) / 2 / (4 * (qb + 2 * p.D)) / 8 * 8,
                              32, 512);
-  p.q_block = sdpa::round_up(std::max<int64_t>(qb, 1), 16);
-  p.kv_block = sdpa::round_up(std::max<int64_t>(kb, 1), 8);
+  p.q_block = round_up(std::max<int64_t>(qb, 1), 16);
+  p.kv_block = round_up(std::max<int64_t>(kb, 1), 8);
   // Decode (few tasks): split the keys so every core has work; the split
   // depends on the problem only, never on the thread count.
-  const sdpa::RowPlan rp = sdpa::row_plan(p);
-  const int64_t base_tasks = d.B * d.Hkv * rp.tasks_per_kvhead;
+  const RowPlan rp = row_plan(p);
+  const int64_t base_tasks = p.B * p.Hkv * rp.tasks_per_kvhead;
   p.kv_splits = 1;
-  if (base_tasks < 32 && d.Lk >= 256)
+  if (base_tasks < 32 && p.Lk >= 256)
     p.kv_splits = std::clamp<int64_t>(
-        std::min((32 + base_tasks - 1) / base_tasks, (d.Lk + 127) / 128), 1, sdpa::kMaxSplits);
+        std::min((32 + base_tasks - 1) / base_tasks, (p.Lk + 127) / 128), 1, kMaxSplits);
 }
+
+sdpa::RunFn sdpa::run_for(Isa isa) {
+  return isa == Isa::avx512 ? run_avx512() : isa == Isa::avx2 ? run_avx2() : run_scalar();
+}
+
+// Fixed for the process (the pool never runs more useful threads than cores):
+// a workspace sized once stays valid whatever set_num_threads() does later.
+int sdpa::default_slots() { return std::clamp(std::max(cpu_info().logical_cores, 2), 1, 256); }
+
+namespace {
 
 class SdpaKernel : public KernelInstance {
  public:
@@ -338,8 +349,8 @@ class SdpaKernel : public KernelInstance {
     p_.dtype = call.in(kQ).dtype;
     p_.scale = static_cast<float>(scale_of(call, d.D));
     p_.causal = call.attrs.i("causal") != 0;
-    choose_tiles(call, d, p_);
-    slots_ = std::clamp(std::max(num_threads(), cpu_info().logical_cores), 1, 256);
+    sdpa::choose_tiles(p_, call.attrs.i("q_block"), call.attrs.i("kv_block"));
+    slots_ = sdpa::default_slots();
     lens_off_ = sdpa::workspace_bytes(p_, slots_);
     ws_ = lens_off_ + static_cast<size_t>(d.B) * sizeof(int64_t);
   }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "opsnn/cpu.h"
 #include "opsnn/dtype.h"
 
 namespace opsnn::sdpa {
@@ -119,5 +120,10 @@ using RunFn = void (*)(const Params& p, void* workspace, int slots);
 RunFn run_scalar();
 RunFn run_avx2();
 RunFn run_avx512();
+RunFn run_for(Isa isa);
+// Sets q_block / kv_block (0: from the cache sizes) and kv_splits; needs the dims set.
+void choose_tiles(Params& p, int64_t q_block, int64_t kv_block);
+// Scratch areas to reserve: enough for any thread count the pool may use.
+int default_slots();
 
 }  // namespace opsnn::sdpa
