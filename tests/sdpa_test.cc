@@ -205,7 +205,8 @@ TEST(SdpaLong, Causal4096WorkspaceBounded) { long_sequence(4096); }
 // Lq = Lk = 32768, D = 64 (about 2-3 s on 2 cores with AVX-512).
 TEST(SdpaLong, Causal32768WorkspaceUnder64MiB) {
   // The portable scalar kernel needs about 5 minutes here; the 4096 case covers it.
-  if (active_isa() == Isa::scalar) GTEST_SKIP() << "scalar ISA: covered by Causal4096WorkspaceBounded";
+  if (active_isa() == Isa::scalar)
+    GTEST_SKIP() << "scalar ISA: covered by Causal4096WorkspaceBounded";
   long_sequence(32768);
 }
 

@@ -213,7 +213,9 @@ void KvCache::attend(const Tensor& q, Tensor& out, void* workspace,
       s->sb = cfg_.kv_heads * cfg_.capacity * D;
     }
   }
-  sdpa::run_for(active_isa())(p, workspace, sdpa::default_slots());
+  const bool dot16 = cfg_.dtype == DType::bf16 && D % 2 == 0 && has_avx512_bf16();
+  (dot16 ? sdpa::run_avx512bf16() : sdpa::run_for(active_isa()))(p, workspace,
+                                                                 sdpa::default_slots());
 }
 
 Tensor KvCache::attend(const Tensor& q, const CachedAttentionOptions& opt) const {

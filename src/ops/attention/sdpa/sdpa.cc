@@ -309,6 +309,7 @@ void cost(const OpCall& call, double* bytes, double* flops) {
 // that the score tile and the K/V blocks take about half of L2.
 void sdpa::choose_tiles(Params& p, int64_t qb, int64_t kb) {
   const CpuInfo& ci = cpu_info();
+  const bool auto_kb = kb == 0;
   if (qb == 0)
     qb = std::clamp<int64_t>(static_cast<int64_t>(ci.l1d_bytes) / (p.D * 4) / 16 * 16, 32, 128);
   if (kb == 0)
@@ -317,11 +318,12 @@ void sdpa::choose_tiles(Params& p, int64_t qb, int64_t kb) {
   p.q_block = round_up(std::max<int64_t>(qb, 1), 16);
   p.kv_block = round_up(std::max<int64_t>(kb, 1), 8);
   // Decode (few tasks): split the keys so every core has work; the split
-  // depends on the problem only, never on the thread count.
+  // depends on the problem only, never on the thread count. An explicit
+  // kv_block disables it (one block then spans exactly kv_block keys).
   const RowPlan rp = row_plan(p);
   const int64_t base_tasks = p.B * p.Hkv * rp.tasks_per_kvhead;
   p.kv_splits = 1;
-  if (base_tasks < 32 && p.Lk >= 256)
+  if (auto_kb && base_tasks < 32 && p.Lk >= 256)
     p.kv_splits = std::clamp<int64_t>(
         std::min((32 + base_tasks - 1) / base_tasks, (p.Lk + 127) / 128), 1, kMaxSplits);
 }
@@ -461,6 +463,31 @@ void register_attention_ops(Registry& r) {
     };
     r.add_kernel("sdpa", std::move(k));
   }
+  KernelDesc kb;
+  kb.name = "sdpa_flash_avx512bf16";
+  kb.isa = Isa::avx512;
+  kb.cpu_ok = has_avx512_bf16;
+  kb.dtypes = {DType::bf16};
+  kb.contiguous_inputs = false;
+  kb.priority = 25;
+  kb.create = [](const OpCall& call, std::string* why) -> std::unique_ptr<KernelInstance> {
+    if (call.in(kQ).dtype != DType::bf16) {
+      if (why) *why = "bf16 inputs only";
+      return nullptr;
+    }
+    if (call.in(kQ).shape[3] % 2 != 0) {
+      if (why) *why = "needs an even head dim";
+      return nullptr;
+    }
+    for (size_t i : {kQ, kK, kV}) {
+      if (call.in(i).effective_strides()[3] != 1) {
+        if (why) *why = ops::input_name(call, i) + " needs unit stride along D";
+        return nullptr;
+      }
+    }
+    return std::make_unique<SdpaKernel>(call, sdpa::run_avx512bf16());
+  };
+  r.add_kernel("sdpa", std::move(kb));
 }
 
 }  // namespace opsnn

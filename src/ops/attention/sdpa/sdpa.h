@@ -99,7 +99,7 @@ inline RowPlan row_plan(const Params& p) {
 inline size_t slot_floats(const Params& p) {
   const int64_t mq = round_up(p.q_block, kMaxLanes), nk = round_up(p.kv_block, 8);
   const int64_t dp = round_up(p.D, 8);
-  return static_cast<size_t>(2 * dp * mq + nk * mq + 2 * nk * dp + 8 * mq + 64);
+  return static_cast<size_t>(2 * dp * mq + 2 * nk * mq + 2 * nk * dp + 8 * mq + 64);
 }
 // Floats of the decode partials (m, l, O^T per row and split).
 inline size_t partial_floats(const Params& p) {
@@ -120,6 +120,7 @@ using RunFn = void (*)(const Params& p, void* workspace, int slots);
 RunFn run_scalar();
 RunFn run_avx2();
 RunFn run_avx512();
+RunFn run_avx512bf16();  // bf16 inputs, even D, needs has_avx512_bf16()
 RunFn run_for(Isa isa);
 // Sets q_block / kv_block (0: from the cache sizes) and kv_splits; needs the dims set.
 void choose_tiles(Params& p, int64_t q_block, int64_t kv_block);

@@ -147,6 +147,13 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
   float* alpha = qpos + mq_max;
   int64_t* boff = reinterpret_cast<int64_t*>(alpha + mq_max);
   int64_t* moff = boff + mq_max;
+#ifdef SDPA_BF16DOT
+  // bf16 pairs: Q^T [D/2][mq][2] (in qt's place), V [nk/2][D][2] (in vp's
+  // place), P^T [nk/2][mq][2] (after the row data).
+  uint16_t* qt16 = reinterpret_cast<uint16_t*>(qt);
+  uint16_t* vp16 = reinterpret_cast<uint16_t*>(vp);
+  uint16_t* pt16 = reinterpret_cast<uint16_t*>(moff + mq_max);
+#endif
 
   const int64_t lk_b = valid_keys(p, tk.b);
   const int64_t off = lk_b - p.Lq;  // key j is visible to query i iff j <= i + off
@@ -161,12 +168,21 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     if (r < rows) {
       const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
       const int64_t qo = tk.b * p.qsb + h * p.qsh + i * p.qsl;
+#ifdef SDPA_BF16DOT
+      const uint16_t* qs = reinterpret_cast<const uint16_t*>(p.q) + qo;
+      for (int64_t d = 0; d < D; ++d) qt16[((d >> 1) * mq + r) * 2 + (d & 1)] = qs[d];
+#else
       for (int64_t d = 0; d < D; ++d) qt[d * mq + r] = elem(p.q, p.dtype, qo + d) * p.scale;
+#endif
       qpos[r] = static_cast<float>(i);
       boff[r] = tk.b * p.bias.sb + h * p.bias.sh + i * p.bias.si;
       moff[r] = tk.b * p.mask.sb + h * p.mask.sh + i * p.mask.si;
     } else {
+#ifdef SDPA_BF16DOT
+      for (int64_t d = 0; d < D; ++d) qt16[((d >> 1) * mq + r) * 2 + (d & 1)] = 0;
+#else
       for (int64_t d = 0; d < D; ++d) qt[d * mq + r] = 0;
+#endif
       qpos[r] = 3e38f;
     }
   }
@@ -174,7 +190,12 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
 
   const Vf neg_inf = set1(kNegInf), neg_max = set1(-3.4028235e38f);
   for (int64_t j0 = kbeg; j0 < kend; j0 += p.kv_block) {
-    const int64_t nk = std::min(p.kv_block, kend - j0), nkp = round_up(nk, kRJ);
+    const int64_t nk = std::min(p.kv_block, kend - j0);
+#ifdef SDPA_BF16DOT
+    bf16dot::pack_v(p, tk.b, tk.hkv, j0, nk, vp16);
+    bf16dot::scores(p, tk.b, tk.hkv, j0, nk, qt16, mq, st);
+#else
+    const int64_t nkp = round_up(nk, kRJ);
     for (int64_t j = 0; j < nk; ++j) {
       load_row(p.k.data, p.dtype, p.k.offset(tk.b, tk.hkv, j0 + j), kp + j * dp, D);
       load_row(p.v.data, p.dtype, p.v.offset(tk.b, tk.hkv, j0 + j), vp + j * dp, D);
@@ -187,6 +208,7 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
       for (; iv + 2 * kLanes <= mq; iv += 2 * kLanes) qk_tile<2>(kp, dp, qt, mq, D, st, j, iv);
       if (iv < mq) qk_tile<1>(kp, dp, qt, mq, D, st, j, iv);
     }
+#endif
     // Masks. Causal only where the block crosses the diagonal of the first row.
     if (p.causal && j0 + nk - 1 > tk.i0 + off) {
       for (int64_t j = 0; j < nk; ++j) {
@@ -225,6 +247,9 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
       }
       store(l + iv, fma(load(l + iv), a, sum));
     }
+#ifdef SDPA_BF16DOT
+    bf16dot::accumulate(st, mq, nk, vp16, D, ot, alpha, pt16);
+#else
     // O^T = alpha O^T + V^T P^T.
     int64_t d = 0;
     for (; d + kRD <= D; d += kRD) {
@@ -236,6 +261,7 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     for (; d < D; ++d)
       for (int64_t iv = 0; iv < mq; iv += kLanes)
         pv_tile<1, 1>(vp, dp, st, mq, nk, ot, alpha, d, iv);
+#endif
   }
 
   if (p.kv_splits > 1) {
