@@ -6,7 +6,7 @@
 // measured in the same run.
 //
 //   bench/attention/run_compare.sh            (sets up torch, runs both)
-//   build/bench/opsnn_bench_sdpa [--torch FILE] [--threads N] [--dtype f32|bf16]
+//   build/bench/opsnn_bench_sdpa [--torch FILE] [--threads N] [--dtype f32|bf16] [--case NAME]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -79,11 +79,12 @@ std::map<std::string, std::pair<double, double>> read_torch(const std::string& p
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string torch_file, dts = "f32";
+  std::string torch_file, dts = "f32", only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--torch")) torch_file = argv[i + 1];
     if (!std::strcmp(argv[i], "--threads")) set_num_threads(std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--dtype")) dts = argv[i + 1];
+    if (!std::strcmp(argv[i], "--case")) only = argv[i + 1];
   }
   const DType dt = dtype_from_name(dts);
   const auto torch = torch_file.empty() ? decltype(read_torch("")){} : read_torch(torch_file);
@@ -93,6 +94,7 @@ int main(int argc, char** argv) {
   std::printf("%-16s %-22s %21s %9s %7s %21s %21s %8s %8s\n", "case", "kernel", "fused min/med ms",
               "GFLOP/s", "%limit", "unfused min/med ms", "torch min/med ms", "x unfus", "x torch");
   for (const Case& c : kCases) {
+    if (!only.empty() && only != c.name) continue;
     const Result f = time_sdpa(c, dt, false);
     const Result u = time_sdpa(c, dt, true);
     double flops = 4.0 * c.B * c.Hq * c.Lq * c.Lk * c.D * (c.causal ? 0.5 : 1.0);

@@ -159,6 +159,29 @@ TEST(KvCache, PagedEqualsContiguousBitwise) {
                Error);
 }
 
+// f16 is not in the op's dtype list (test time); its loads share the code of
+// bf16, and this checks every flash kernel on two f16 cases.
+TEST(SdpaF16, FlashKernelsMatchReference) {
+  for (const char* kernel : {"sdpa_flash_avx512", "sdpa_flash_avx2", "sdpa_flash_scalar"}) {
+    const Isa need = std::string(kernel).find("avx512") != std::string::npos ? Isa::avx512
+                     : std::string(kernel).find("avx2") != std::string::npos ? Isa::avx2
+                                                                             : Isa::scalar;
+    if (need > active_isa()) continue;
+    for (int causal : {0, 1}) {
+      const Tensor q = random_tensor({2, 4, 9, 40}, DType::f16, 21),
+                   k = random_tensor({2, 2, 70, 40}, DType::f16, 22),
+                   v = random_tensor({2, 2, 70, 40}, DType::f16, 23);
+      const Attrs a = {{"causal", int64_t{causal}}};
+      const Tensor got = Op::create("sdpa", std::vector<Tensor>{q, k, v}, a, kernel)({q, k, v})[0];
+      const Tensor ref =
+          Op::create("sdpa", std::vector<Tensor>{q, k, v}, a, "sdpa_ref_f64")({q, k, v})[0];
+      for (int64_t i = 0; i < got.numel(); ++i)
+        ASSERT_NEAR(got.flat_get(i), ref.flat_get(i), 1e-3 + 2e-3 * std::fabs(ref.flat_get(i)))
+            << kernel << " " << i;
+    }
+  }
+}
+
 // float64 attention of one query row (causal, aligned square) for spot checks.
 std::vector<double> row_reference(const float* q, const float* k, const float* v, int64_t L,
                                   int64_t D, int64_t i) {
