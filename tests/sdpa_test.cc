@@ -159,6 +159,39 @@ TEST(KvCache, PagedEqualsContiguousBitwise) {
                Error);
 }
 
+// Bad input is refused at phase one with the op, the argument and expected vs got.
+TEST(SdpaErrors, ClearMessages) {
+  auto err = [](std::vector<TensorDesc> in, const Attrs& a = {}) -> std::string {
+    try {
+      Op::create("sdpa", std::move(in), a);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const DType f = DType::f32;
+  const TensorDesc q(f, {2, 6, 5, 64}), k(f, {2, 3, 7, 64}), none = TensorDesc::none();
+  EXPECT_NE(err({q, TensorDesc(f, {2, 4, 7, 64}), TensorDesc(f, {2, 4, 7, 64})})
+                .find("KV heads dividing"),
+            std::string::npos);
+  EXPECT_NE(
+      err({q, TensorDesc(f, {2, 3, 7, 32}), TensorDesc(f, {2, 3, 7, 32})}).find("head dim 64"),
+      std::string::npos);
+  EXPECT_NE(err({q, k, TensorDesc(f, {2, 3, 8, 64})}).find("v"), std::string::npos);
+  EXPECT_NE(err({q, TensorDesc(DType::bf16, {2, 3, 7, 64}), k}).find("sdpa"), std::string::npos);
+  EXPECT_NE(err({q, k, k, TensorDesc(DType::f32, {2})}).find("key_lens"), std::string::npos);
+  EXPECT_NE(err({q, k, k, TensorDesc(DType::i32, {3})}).find("key_lens"), std::string::npos);
+  EXPECT_NE(err({q, k, k, none, TensorDesc(f, {2, 6, 4, 7})}).find("broadcastable to [2, 6, 5, 7]"),
+            std::string::npos);
+  EXPECT_NE(err({q, k, k, none, none, TensorDesc(f, {7})}).find("mask"), std::string::npos);
+  EXPECT_NE(err({q, k, k}, {{"layout", std::string("BSHD")}}).find("BHLD|BLHD"), std::string::npos);
+  EXPECT_NE(err({q, k, k}, {{"causal", int64_t{2}}}).find("causal"), std::string::npos);
+  EXPECT_NE(err({q, k, k}, {{"scale", -1.0}}).find("scale"), std::string::npos);
+  EXPECT_EQ(err({q, k, k, TensorDesc(DType::i64, {2}), TensorDesc(f, {5, 7}),
+                 TensorDesc(DType::boolean, {2, 1, 1, 7})}),
+            "");
+}
+
 // f16 is not in the op's dtype list (test time); its loads share the code of
 // bf16, and this checks every flash kernel on two f16 cases.
 TEST(SdpaF16, FlashKernelsMatchReference) {
