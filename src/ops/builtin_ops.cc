@@ -19,6 +19,8 @@ void register_builtin_ops(Registry& r) {
   register_index_ops(r);
 
   register_matmul_ops(r);
+
+  register_attention_ops(r);
 }
 
 }  // namespace opsnn

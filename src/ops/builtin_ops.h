@@ -20,4 +20,6 @@ void register_cast_op(Registry& r);
 void register_index_ops(Registry& r);
 
 void register_matmul_ops(Registry& r);
+
+void register_attention_ops(Registry& r);
 }  // namespace opsnn

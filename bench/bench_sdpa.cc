@@ -1,0 +1,128 @@
+// Fused attention benchmark on the five cases: the fused kernel, our
+// unfused path (same micro-kernels, one tile spanning the whole score matrix,
+// so the Lq x Lk scores are written to memory and read back) and, when given
+// a results file from bench/attention/compare_sdpa.py, PyTorch's
+// scaled_dot_product_attention. The FMA peak and the read bandwidth are
+// measured in the same run.
+//
+//   bench/attention/run_compare.sh            (sets up torch, runs both)
+//   build/bench/opsnn_bench_sdpa [--torch FILE] [--threads N] [--dtype f32|bf16] [--case NAME]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "opsnn/bench.h"
+#include "opsnn/check.h"
+#include "opsnn/opsnn.h"
+
+namespace {
+using namespace opsnn;
+
+struct Case {
+  const char* name;
+  int64_t B, Hq, Hkv, Lq, Lk, D;
+  int causal;
+};
+
+const Case kCases[] = {
+    {"gpt2_prefill", 1, 12, 12, 1024, 1024, 64, 1},     {"sd_self_512", 1, 8, 8, 4096, 4096, 40, 0},
+    {"sd_cross_512", 1, 8, 8, 4096, 77, 40, 0},         {"gqa_decode", 1, 32, 8, 1, 4096, 128, 0},
+    {"llama7b_prefill", 1, 32, 32, 2048, 2048, 128, 1},
+};
+
+struct Result {
+  Timing t;
+  std::string kernel;
+};
+
+Result time_sdpa(const Case& c, DType dt, bool unfused) {
+  Attrs a = {{"causal", int64_t{c.causal}}};
+  if (unfused) {
+    a.set("q_block", std::min<int64_t>(c.Lq, 4096));
+    a.set("kv_block", std::min<int64_t>(c.Lk, 4096));
+  }
+  std::vector<Tensor> in;
+  for (const Shape& s :
+       {Shape{c.B, c.Hq, c.Lq, c.D}, Shape{c.B, c.Hkv, c.Lk, c.D}, Shape{c.B, c.Hkv, c.Lk, c.D}}) {
+    CheckCase cc;
+    cc.inputs = {TensorDesc(dt, s)};
+    in.push_back(make_case_inputs(cc, dt, 7)[0]);
+  }
+  Op op = Op::create("sdpa", in, a);
+  Tensor out = Tensor::zeros(op.outputs()[0].shape, dt);
+  Arena ws(op.workspace_bytes() + kAlignment);
+  void* w = ws.allocate(op.workspace_bytes());
+  Result r;
+  r.kernel = op.kernel_name() + (unfused ? "(unfused)" : "");
+  r.t = time_it([&] { op.run(in, {&out, 1}, w); }, 5, 1.0);
+  return r;
+}
+
+std::map<std::string, std::pair<double, double>> read_torch(const std::string& path) {
+  std::map<std::string, std::pair<double, double>> m;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream ss(line);
+    std::string name, dt;
+    double mn, md;
+    if (ss >> name >> dt >> mn >> md) m[name + "/" + dt] = {mn, md};
+  }
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string torch_file, dts = "f32", only;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--torch")) torch_file = argv[i + 1];
+    if (!std::strcmp(argv[i], "--threads")) set_num_threads(std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--dtype")) dts = argv[i + 1];
+    if (!std::strcmp(argv[i], "--case")) only = argv[i + 1];
+  }
+  const DType dt = dtype_from_name(dts);
+  const auto torch = torch_file.empty() ? decltype(read_torch("")){} : read_torch(torch_file);
+  double peak = measure_fma_peak_gflops(), bw = measure_read_gbps();
+  std::printf("sdpa %s, %d threads, isa %s; measured now: FMA peak %.1f GFLOP/s, read %.1f GB/s\n",
+              dts.c_str(), num_threads(), isa_name(active_isa()), peak, bw);
+  std::printf("%-16s %-22s %21s %9s %7s %21s %21s %8s %8s\n", "case", "kernel", "fused min/med ms",
+              "GFLOP/s", "%limit", "unfused min/med ms", "torch min/med ms", "x unfus", "x torch");
+  for (const Case& c : kCases) {
+    if (!only.empty() && only != c.name) continue;
+    const Result f = time_sdpa(c, dt, false);
+    const Result u = time_sdpa(c, dt, true);
+    double flops = 4.0 * c.B * c.Hq * c.Lq * c.Lk * c.D * (c.causal ? 0.5 : 1.0);
+    const double es = static_cast<double>(dtype_size(dt));
+    const double kv_bytes = 2.0 * c.B * c.Hkv * c.Lk * c.D * es;
+    const double gflops = flops / (f.t.min_ms * 1e-3) / 1e9;
+    const bool decode = c.Lq <= 16;
+    const double frac = decode ? kv_bytes / (f.t.min_ms * 1e-3) / 1e9 / bw : gflops / peak;
+    char tbuf[64] = "n/a";
+    double xt = 0;
+    auto it = torch.find(std::string(c.name) + "/" + dts);
+    if (it != torch.end()) {
+      std::snprintf(tbuf, sizeof tbuf, "%.3f/%.3f", it->second.first, it->second.second);
+      xt = it->second.first / f.t.min_ms;
+    }
+    char fb[64], ub[64];
+    std::snprintf(fb, sizeof fb, "%.3f/%.3f", f.t.min_ms, f.t.median_ms);
+    std::snprintf(ub, sizeof ub, "%.3f/%.3f", u.t.min_ms, u.t.median_ms);
+    std::printf("%-16s %-22s %21s %9.1f %6.1f%%%s %21s %21s %8.2f %8.2f\n", c.name,
+                f.kernel.c_str(), fb, gflops, 100 * frac, decode ? "bw" : "  ", ub, tbuf,
+                u.t.min_ms / f.t.min_ms, xt);
+    std::fflush(stdout);
+  }
+  peak = std::max(peak, measure_fma_peak_gflops());
+  bw = std::max(bw, measure_read_gbps());
+  std::printf(
+      "measured again after the cases: FMA peak %.1f GFLOP/s, read %.1f GB/s (the table used the "
+      "first figures)\n",
+      peak, bw);
+  return 0;
+}
