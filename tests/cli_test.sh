@@ -9,7 +9,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 json=$("$opsnn" ops --json)
 count=$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["ops"]))' <<< "$json")
 echo "opsnn ops --json lists $count ops"
-[ "$count" -ge 15 ] || fail "too few ops: $count"
+[ "$count" -ge 60 ] || fail "too few ops: $count"
 python3 -c '
 import json, sys
 d = json.load(sys.stdin)

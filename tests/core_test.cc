@@ -28,13 +28,14 @@ TEST(DType, F16RoundTripsAndRounds) {
   }
   EXPECT_EQ(to_f32(to_f16(65520.0f)), std::numeric_limits<float>::infinity());
   EXPECT_EQ(to_f32(to_f16(1.0f + std::ldexp(1.0f, -11))), 1.0f);  // tie to even
-  EXPECT_EQ(to_f32(to_f16(std::ldexp(1.0f, -25))), 0.0f);          // tie to even (0)
+  EXPECT_EQ(to_f32(to_f16(std::ldexp(1.0f, -25))), 0.0f);         // tie to even (0)
   EXPECT_EQ(to_f32(to_f16(std::ldexp(1.5f, -25))), std::ldexp(1.0f, -24));
 }
 
 TEST(DType, VectorConversionMatchesScalar) {
   std::vector<float> src(1037);
-  for (size_t i = 0; i < src.size(); ++i) src[i] = std::ldexp(static_cast<float>(i) - 500.3f, static_cast<int>(i % 40) - 20);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = std::ldexp(static_cast<float>(i) - 500.3f, static_cast<int>(i % 40) - 20);
   src[3] = std::numeric_limits<float>::quiet_NaN();
   src[4] = std::numeric_limits<float>::infinity();
   for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {

@@ -29,15 +29,23 @@ TEST(Registry, HasBuiltinsWithReferenceLast) {
 
 TEST(Op, ValidatesAttributesWithClearErrors) {
   Tensor x = Tensor::zeros({4}, DType::f32);
-  EXPECT_EQ(error_of([&] { Op::create("gelu", {x}, {{"approx", std::string("tanh")}}); }),
+  EXPECT_EQ(error_of([&] {
+              Op::create("gelu", {x}, {{"approx", std::string("tanh")}});
+            }),
             "gelu: attribute 'approx': expected one of: approximate, got 'approx'");
-  EXPECT_EQ(error_of([&] { Op::create("gelu", {x}, {{"approximate", int64_t{3}}}); }),
+  EXPECT_EQ(error_of([&] {
+              Op::create("gelu", {x}, {{"approximate", int64_t{3}}});
+            }),
             "gelu: attribute 'approximate': expected a value of type string, got another type");
-  EXPECT_EQ(error_of([&] { Op::create("gelu", {x}, {{"approximate", std::string("fast")}}); }),
+  EXPECT_EQ(error_of([&] {
+              Op::create("gelu", {x}, {{"approximate", std::string("fast")}});
+            }),
             "gelu: attribute 'approximate': expected none|tanh, got 'fast'");
-  EXPECT_EQ(error_of([&] { Op::create("gelu", std::vector<Tensor>{}); }), "gelu: inputs: expected 1 inputs, got 0");
+  EXPECT_EQ(error_of([&] { Op::create("gelu", std::vector<Tensor>{}); }),
+            "gelu: inputs: expected 1 inputs, got 0");
   Tensor i = Tensor::zeros({4}, DType::i32);
-  EXPECT_EQ(error_of([&] { Op::create("gelu", {i}); }), "gelu: input 'x': expected dtype f32, bf16 or f16, got i32");
+  EXPECT_EQ(error_of([&] { Op::create("gelu", {i}); }),
+            "gelu: input 'x': expected dtype f32, bf16 or f16, got i32");
   EXPECT_NE(error_of([&] { Op::create("no_such_op", {x}); }).find("no_such_op"), std::string::npos);
 }
 
@@ -84,7 +92,9 @@ TEST(CustomOp, RegisteredOpIsDispatchedAndChecked) {
     s.inputs = {{"x", ""}};
     s.outputs = {{"y", ""}};
     s.dtypes = {DType::f32};
-    s.infer = [](const OpCall& c) { return std::vector<TensorDesc>{TensorDesc(DType::f32, c.in(0).shape)}; };
+    s.infer = [](const OpCall& c) {
+      return std::vector<TensorDesc>{TensorDesc(DType::f32, c.in(0).shape)};
+    };
     s.reference = [](const OpCall&, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
       for (size_t i = 0; i < in[0].data.size(); ++i) out[0].data[i] = 2 * in[0].data[i];
     };
@@ -96,7 +106,8 @@ TEST(CustomOp, RegisteredOpIsDispatchedAndChecked) {
     k.dtypes = {DType::f32};
     k.create = simple_kernel(
         [](const OpCall&, const Tensor* in, Tensor* out, void*) {
-          for (int64_t i = 0; i < in[0].numel(); ++i) out[0].data_as<float>()[i] = 2 * in[0].data_as<float>()[i];
+          for (int64_t i = 0; i < in[0].numel(); ++i)
+            out[0].data_as<float>()[i] = 2 * in[0].data_as<float>()[i];
         },
         [](const OpCall& c, std::string* why) {
           if (c.in(0).numel() > 100) {

@@ -41,7 +41,8 @@ TEST_P(OpCheck, MatchesFloat64Reference) {
   for (const KernelDesc& k : Registry::global().kernels(p.op)) {
     if (k.name != p.kernel) continue;
     if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok()))
-      GTEST_SKIP() << p.kernel << " needs " << isa_name(k.isa) << " (active " << isa_name(active_isa()) << ")";
+      GTEST_SKIP() << p.kernel << " needs " << isa_name(k.isa) << " (active "
+                   << isa_name(active_isa()) << ")";
   }
   CheckOptions opt;
   opt.dtype = p.dtype;
@@ -52,9 +53,9 @@ TEST_P(OpCheck, MatchesFloat64Reference) {
     // A kernel may decline a case (another kernel covers it); that is no failure.
     if (r.message.find("declined") != std::string::npos) continue;
     ++run;
-    EXPECT_TRUE(r.passed) << p.op << " " << dtype_name(p.dtype) << " case " << r.case_name << " kernel "
-                          << p.kernel << ": max_abs " << r.max_abs_err << " max_rel " << r.max_rel_err << " "
-                          << r.message;
+    EXPECT_TRUE(r.passed) << p.op << " " << dtype_name(p.dtype) << " case " << r.case_name
+                          << " kernel " << p.kernel << ": max_abs " << r.max_abs_err << " max_rel "
+                          << r.max_rel_err << " " << r.message;
   }
   EXPECT_GT(run, 0) << p.kernel << " declined every case";
 }

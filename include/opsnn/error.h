@@ -28,7 +28,7 @@ class Error : public std::runtime_error {
 
 }  // namespace opsnn
 
-#define OPSNN_CHECK(cond, op, arg, expected, got)              \
-  do {                                                         \
+#define OPSNN_CHECK(cond, op, arg, expected, got)               \
+  do {                                                          \
     if (!(cond)) ::opsnn::fail((op), (arg), (expected), (got)); \
   } while (0)

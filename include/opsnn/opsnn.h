@@ -5,7 +5,6 @@
 #include "opsnn/dtype.h"
 #include "opsnn/error.h"
 #include "opsnn/gemm.h"
-
 #include "opsnn/kv_cache.h"
 #include "opsnn/log.h"
 #include "opsnn/memory.h"

@@ -24,7 +24,7 @@ Strides contiguous_strides(const Shape& s);
 struct TensorDesc {
   DType dtype = DType::f32;
   Shape shape;
-  Strides strides;     // empty means contiguous
+  Strides strides;      // empty means contiguous
   bool absent = false;  // an omitted optional operator input
 
   TensorDesc() = default;

@@ -66,16 +66,19 @@ void compare(const RefTensor& ref, const Tensor& got, const Tolerance& tol, Case
       if (std::isnan(expect) != std::isnan(g)) {
         r.worst_ratio = INFINITY;
         if (r.message.empty())
-          r.message = "element " + std::to_string(i) + ": expected " + std::to_string(expect) + ", got " + std::to_string(g);
+          r.message = "element " + std::to_string(i) + ": expected " + std::to_string(expect) +
+                      ", got " + std::to_string(g);
       }
       continue;
     }
     if (std::isinf(expect) || std::isinf(g)) {
-      // An infinite reference must be matched exactly, or by the largest finite value of a 16-bit type.
+      // An infinite reference must be matched exactly, or by the largest finite value of a 16-bit
+      // type.
       if (expect != g) {
         r.worst_ratio = INFINITY;
         if (r.message.empty())
-          r.message = "element " + std::to_string(i) + ": expected " + std::to_string(expect) + ", got " + std::to_string(g);
+          r.message = "element " + std::to_string(i) + ": expected " + std::to_string(expect) +
+                      ", got " + std::to_string(g);
       }
       continue;
     }
@@ -88,14 +91,15 @@ void compare(const RefTensor& ref, const Tensor& got, const Tolerance& tol, Case
     if (ratio > r.worst_ratio) {
       r.worst_ratio = ratio;
       if (ratio > 1)
-        r.message = "element " + std::to_string(i) + ": expected " + std::to_string(expect) + ", got " +
-                    std::to_string(g) + " (allowed +-" + std::to_string(allowed) + ")";
+        r.message = "element " + std::to_string(i) + ": expected " + std::to_string(expect) +
+                    ", got " + std::to_string(g) + " (allowed +-" + std::to_string(allowed) + ")";
     }
   }
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && (a.nbytes() == 0 || std::memcmp(a.data(), b.data(), a.nbytes()) == 0);
+  return a.nbytes() == b.nbytes() &&
+         (a.nbytes() == 0 || std::memcmp(a.data(), b.data(), a.nbytes()) == 0);
 }
 
 }  // namespace
@@ -125,7 +129,8 @@ std::vector<CaseResult> check_op(const std::string& op, const CheckOptions& opt)
       }
       schema.reference(o.call(), rin, rout);
       for (size_t i = 0; i < outs.size(); ++i) {
-        Tolerance tol = schema.tolerance ? schema.tolerance(outs[i].dtype()) : default_tolerance(outs[i].dtype());
+        Tolerance tol = schema.tolerance ? schema.tolerance(outs[i].dtype())
+                                         : default_tolerance(outs[i].dtype());
         tol.atol *= c.tol_scale;
         tol.rtol *= c.tol_scale;
         compare(rout[i], outs[i], tol, r);
@@ -139,7 +144,8 @@ std::vector<CaseResult> check_op(const std::string& op, const CheckOptions& opt)
           for (size_t i = 0; i < outs.size(); ++i)
             if (!same_bits(outs[i], again[i])) {
               r.passed = false;
-              r.message = "output " + std::to_string(i) + " differs bitwise with " + std::to_string(threads) + " thread(s)";
+              r.message = "output " + std::to_string(i) + " differs bitwise with " +
+                          std::to_string(threads) + " thread(s)";
             }
         }
         set_num_threads(saved);

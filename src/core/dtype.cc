@@ -60,7 +60,8 @@ DType dtype_from_name(std::string_view name) {
   if (name == "int32") return DType::i32;
   if (name == "int64") return DType::i64;
   if (name == "boolean") return DType::boolean;
-  throw Error("dtype", "name", "one of f32|f16|bf16|i8|u8|i32|i64|bool", "'" + std::string(name) + "'");
+  throw Error("dtype", "name", "one of f32|f16|bf16|i8|u8|i32|i64|bool",
+              "'" + std::string(name) + "'");
 }
 
 // IEEE binary16 with round-to-nearest-even, done on the bits.

@@ -19,7 +19,8 @@ void* aligned_alloc_bytes(size_t bytes) {
   if (bytes == 0) bytes = kAlignment;
   const size_t align = bytes >= kHugePage ? kHugePage : kAlignment;
   const size_t rounded = (bytes + align - 1) / align * align;
-  if (rounded < bytes) throw Error("allocator", "bytes", "a size that fits in memory", std::to_string(bytes));
+  if (rounded < bytes)
+    throw Error("allocator", "bytes", "a size that fits in memory", std::to_string(bytes));
   void* p = std::aligned_alloc(align, rounded);
   if (!p) throw std::bad_alloc();
   // First touch of a 4 KiB page costs ~11 us here; huge pages make large

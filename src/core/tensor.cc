@@ -76,7 +76,8 @@ std::string TensorDesc::str() const {
 int64_t Tensor::dim(int64_t i) const {
   const int64_t r = rank();
   if (i < -r || i >= r)
-    throw Error("tensor", "dim", "an index in [" + std::to_string(-r) + ", " + std::to_string(r) + ")",
+    throw Error("tensor", "dim",
+                "an index in [" + std::to_string(-r) + ", " + std::to_string(r) + ")",
                 std::to_string(i));
   return shape()[static_cast<size_t>(i < 0 ? i + r : i)];
 }
@@ -104,7 +105,8 @@ Tensor Tensor::zeros_strided(const Shape& shape, const Strides& strides, DType d
   int64_t span = 1;
   for (size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] == 0) span = 0;
-    if (strides[k] < 0) throw Error("tensor", "strides", "non-negative strides", shape_str(strides));
+    if (strides[k] < 0)
+      throw Error("tensor", "strides", "non-negative strides", shape_str(strides));
   }
   if (span)
     for (size_t k = 0; k < shape.size(); ++k) span += (shape[k] - 1) * strides[k];
@@ -118,8 +120,9 @@ Tensor Tensor::wrap(void* data, const Shape& shape, DType dtype, const Strides& 
   if (n > 0 && data == nullptr) throw Error("tensor", "data", "a non-null pointer", "nullptr");
   const size_t es = dtype_size(dtype);
   if (reinterpret_cast<uintptr_t>(data) % es != 0)
-    throw Error("tensor", "data", "a pointer aligned to " + std::to_string(es) + " bytes",
-                "an address misaligned by " + std::to_string(reinterpret_cast<uintptr_t>(data) % es));
+    throw Error(
+        "tensor", "data", "a pointer aligned to " + std::to_string(es) + " bytes",
+        "an address misaligned by " + std::to_string(reinterpret_cast<uintptr_t>(data) % es));
   Tensor t;
   t.desc_ = TensorDesc(dtype, shape, strides);
   t.data_ = data;
@@ -127,8 +130,7 @@ Tensor Tensor::wrap(void* data, const Shape& shape, DType dtype, const Strides& 
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
-  if (!is_contiguous())
-    throw Error("reshape", "input", "a contiguous tensor", desc_.str());
+  if (!is_contiguous()) throw Error("reshape", "input", "a contiguous tensor", desc_.str());
   Shape s = shape;
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -164,7 +166,8 @@ Tensor Tensor::permute(const std::vector<int64_t>& perm) const {
     int64_t a = perm[static_cast<size_t>(i)];
     if (a < 0) a += r;
     if (a < 0 || a >= r || seen[static_cast<size_t>(a)])
-      throw Error("permute", "perm", "a permutation of 0.." + std::to_string(r - 1), shape_str(perm));
+      throw Error("permute", "perm", "a permutation of 0.." + std::to_string(r - 1),
+                  shape_str(perm));
     seen[static_cast<size_t>(a)] = true;
     s[static_cast<size_t>(i)] = shape()[static_cast<size_t>(a)];
     st[static_cast<size_t>(i)] = strides()[static_cast<size_t>(a)];
@@ -177,7 +180,8 @@ Tensor Tensor::permute(const std::vector<int64_t>& perm) const {
 Tensor Tensor::slice(int64_t axis, int64_t start, int64_t stop, int64_t step) const {
   const int64_t r = rank();
   if (axis < -r || axis >= r)
-    throw Error("slice", "axis", "an axis in [" + std::to_string(-r) + ", " + std::to_string(r) + ")",
+    throw Error("slice", "axis",
+                "an axis in [" + std::to_string(-r) + ", " + std::to_string(r) + ")",
                 std::to_string(axis));
   if (axis < 0) axis += r;
   if (step <= 0) throw Error("slice", "step", "> 0", std::to_string(step));

@@ -64,7 +64,8 @@ class Pool {
     if (const char* e = std::getenv("OPSNN_NUM_THREADS")) {
       int v = std::atoi(e);
       if (v < 1)
-        throw Error("thread_pool", "OPSNN_NUM_THREADS", "an integer >= 1", std::string("'") + e + "'");
+        throw Error("thread_pool", "OPSNN_NUM_THREADS", "an integer >= 1",
+                    std::string("'") + e + "'");
       n = v;
     }
     threads_ = n;
@@ -90,7 +91,8 @@ class Pool {
       while (generation_.load(std::memory_order_acquire) == seen && !stop_) {
         if (++spins < 20000) continue;
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen || stop_; });
+        cv_.wait(lock,
+                 [&] { return generation_.load(std::memory_order_acquire) != seen || stop_; });
       }
       if (stop_) return;
       seen = generation_.load(std::memory_order_acquire);

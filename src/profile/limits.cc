@@ -1,3 +1,5 @@
+#include "profile/limits.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,7 +10,6 @@
 #include "opsnn/bench.h"
 #include "opsnn/cpu.h"
 #include "opsnn/memory.h"
-#include "profile/limits.h"
 
 namespace opsnn {
 
@@ -97,20 +98,22 @@ double measure_read_gbps(size_t bytes) {
   const int64_t n = static_cast<int64_t>(bytes / 4);
   const Isa isa = active_isa();
   std::vector<float> sums(64);
-  Timing t = time_it([&] {
-    parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
-      float r;
-      if (isa == Isa::avx512)
-        r = detail::read_sum_avx512(s + b, static_cast<size_t>(e - b));
-      else if (isa == Isa::avx2)
-        r = detail::read_sum_avx2(s + b, static_cast<size_t>(e - b));
-      else {
-        r = 0;
-        for (int64_t i = b; i < e; ++i) r += s[i];
-      }
-      sums[static_cast<size_t>(b / (1 << 16)) % 64] = r;
-    });
-  }, 5, 0.2);
+  Timing t = time_it(
+      [&] {
+        parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
+          float r;
+          if (isa == Isa::avx512)
+            r = detail::read_sum_avx512(s + b, static_cast<size_t>(e - b));
+          else if (isa == Isa::avx2)
+            r = detail::read_sum_avx2(s + b, static_cast<size_t>(e - b));
+          else {
+            r = 0;
+            for (int64_t i = b; i < e; ++i) r += s[i];
+          }
+          sums[static_cast<size_t>(b / (1 << 16)) % 64] = r;
+        });
+      },
+      5, 0.2);
   return static_cast<double>(bytes) / (t.min_ms * 1e-3) / 1e9;
 }
 

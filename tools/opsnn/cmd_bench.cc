@@ -26,7 +26,8 @@ std::map<std::string, std::string> parse_kv(const std::string& s) {
   while (std::getline(ss, item, ',')) {
     if (item.empty()) continue;
     auto eq = item.find('=');
-    if (eq == std::string::npos) throw Error("bench", "--case", "key=value pairs", "'" + item + "'");
+    if (eq == std::string::npos)
+      throw Error("bench", "--case", "key=value pairs", "'" + item + "'");
     kv[item.substr(0, eq)] = item.substr(eq + 1);
   }
   return kv;
@@ -107,19 +108,26 @@ int run_bench(const BenchArgs& a) {
     limit_kind = "copy_gbps";
   }
   if (a.json) {
-    nlohmann::json j = {{"op", a.op},           {"case", a.kase},
-                        {"dtype", a.dtype},      {"kernel", op.kernel_name()},
+    nlohmann::json j = {{"op", a.op},
+                        {"case", a.kase},
+                        {"dtype", a.dtype},
+                        {"kernel", op.kernel_name()},
                         {"isa", isa_name(active_isa())},
-                        {"threads", num_threads()}, {"min_ms", tm.min_ms},
-                        {"median_ms", tm.median_ms}, {"repeats", tm.repeats},
-                        {"bytes", bytes},        {"flops", flops},
-                        {"gbps", gbps},          {"gflops", gflops},
-                        {"limit", limit},        {"limit_kind", limit_kind},
+                        {"threads", num_threads()},
+                        {"min_ms", tm.min_ms},
+                        {"median_ms", tm.median_ms},
+                        {"repeats", tm.repeats},
+                        {"bytes", bytes},
+                        {"flops", flops},
+                        {"gbps", gbps},
+                        {"gflops", gflops},
+                        {"limit", limit},
+                        {"limit_kind", limit_kind},
                         {"limit_fraction", fraction}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::printf("%s %s [%s] kernel %s, %d thread(s)\n", a.op.c_str(), a.dtype.c_str(), a.kase.c_str(),
-                op.kernel_name().c_str(), num_threads());
+    std::printf("%s %s [%s] kernel %s, %d thread(s)\n", a.op.c_str(), a.dtype.c_str(),
+                a.kase.c_str(), op.kernel_name().c_str(), num_threads());
     std::printf("  min %.4f ms  median %.4f ms  (%d runs)\n", tm.min_ms, tm.median_ms, tm.repeats);
     std::printf("  %.2f GB/s  %.2f GFLOP/s  = %.1f%% of %s %.1f (measured now)\n", gbps, gflops,
                 100 * fraction, limit_kind.c_str(), limit);
@@ -130,7 +138,9 @@ int run_bench(const BenchArgs& a) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("bench", "Time one case of an op; prints min/median and the fraction of this machine's limit");
+  auto* cmd = app.add_subcommand(
+      "bench",
+      "Time one case of an op; prints min/median and the fraction of this machine's limit");
   auto a = std::make_shared<BenchArgs>();
   cmd->add_option("--op", a->op, "Op name")->required();
   cmd->add_option("--case", a->kase, "k=v,... (op-specific; generic ops take shape=AxBxC)");

@@ -16,7 +16,8 @@ struct CheckArgs {
 int run_check(const CheckArgs& a) {
   if (!a.isa.empty()) set_isa_cap(isa_from_name(a.isa));
   if (a.op.empty() && !a.all) throw Error("check", "--op", "an op name or --all", "neither");
-  std::vector<std::string> ops = a.all ? Registry::global().op_names() : std::vector<std::string>{a.op};
+  std::vector<std::string> ops =
+      a.all ? Registry::global().op_names() : std::vector<std::string>{a.op};
   std::vector<DType> dtypes;
   if (a.dtype == "all")
     dtypes = {DType::f32, DType::bf16, DType::f16};
@@ -40,9 +41,10 @@ int run_check(const CheckArgs& a) {
       for (const CaseResult& r : check_op(op, opt)) {
         r.passed ? ++passed : ++failed;
         if (a.verbose || !r.passed || !a.all)
-          std::printf("%-4s %-14s %-5s %-26s %-26s max_abs %.3g max_rel %.3g%s%s\n", r.passed ? "ok" : "FAIL",
-                      op.c_str(), dtype_name(t), r.case_name.c_str(), r.kernel.c_str(), r.max_abs_err,
-                      r.max_rel_err, r.message.empty() ? "" : "  ", r.message.c_str());
+          std::printf("%-4s %-14s %-5s %-26s %-26s max_abs %.3g max_rel %.3g%s%s\n",
+                      r.passed ? "ok" : "FAIL", op.c_str(), dtype_name(t), r.case_name.c_str(),
+                      r.kernel.c_str(), r.max_abs_err, r.max_rel_err, r.message.empty() ? "" : "  ",
+                      r.message.c_str());
       }
     }
   }

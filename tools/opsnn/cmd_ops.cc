@@ -34,11 +34,13 @@ void run_ops(bool json) {
       dts.push_back(dtype_name(t));
       picks[dtype_name(t)] = first_kernel(name, t);
     }
-    for (const ArgSpec& a : s.inputs) ins.push_back(a.name + (a.optional ? "?" : "") + (a.variadic ? "..." : ""));
+    for (const ArgSpec& a : s.inputs)
+      ins.push_back(a.name + (a.optional ? "?" : "") + (a.variadic ? "..." : ""));
     for (const ArgSpec& a : s.outputs) outs.push_back(a.name);
     for (const KernelDesc& k : reg.kernels(name)) kernels.push_back(k.name);
     nlohmann::json attrs = nlohmann::json::array();
-    for (const AttrSpec& a : s.attrs) attrs.push_back({{"name", a.name}, {"type", attr_type_name(a.type)}, {"doc", a.doc}});
+    for (const AttrSpec& a : s.attrs)
+      attrs.push_back({{"name", a.name}, {"type", attr_type_name(a.type)}, {"doc", a.doc}});
     o["dtypes"] = dts;
     o["inputs"] = ins;
     o["outputs"] = outs;
@@ -55,13 +57,15 @@ void run_ops(bool json) {
     std::printf("%s\n", root.dump(2).c_str());
     return;
   }
-  std::printf("%zu ops; active ISA %s on %s\n", arr.size(), isa_name(active_isa()), cpu_info().brand.c_str());
+  std::printf("%zu ops; active ISA %s on %s\n", arr.size(), isa_name(active_isa()),
+              cpu_info().brand.c_str());
   std::printf("%-18s %-12s %-16s %s\n", "op", "family", "dtypes", "dispatch (f32)");
   for (const auto& o : arr) {
     std::string dts;
     for (const auto& d : o["dtypes"]) dts += (dts.empty() ? "" : ",") + d.get<std::string>();
     std::string pick = o["dispatch"].contains("f32") ? o["dispatch"]["f32"].get<std::string>() : "";
-    if (pick.empty() && !o["dispatch"].empty()) pick = o["dispatch"].begin().value().get<std::string>();
+    if (pick.empty() && !o["dispatch"].empty())
+      pick = o["dispatch"].begin().value().get<std::string>();
     std::printf("%-18s %-12s %-16s %s\n", o["name"].get<std::string>().c_str(),
                 o["family"].get<std::string>().c_str(), dts.c_str(), pick.c_str());
   }
@@ -70,7 +74,8 @@ void run_ops(bool json) {
 }  // namespace
 
 void add_ops_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("ops", "List every registered op, its dtypes and the kernel dispatch picks");
+  auto* cmd = app.add_subcommand(
+      "ops", "List every registered op, its dtypes and the kernel dispatch picks");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([json] { run_ops(*json); });

@@ -52,7 +52,9 @@ inline __m128i to_bf16(Vf a) {  // round to nearest even, NaN kept quiet
   __m128i lo = _mm256_castsi256_si128(r), hi = _mm256_extracti128_si256(r, 1);
   return _mm_packus_epi32(lo, hi);
 }
-inline Vf load(const bf16* p) { return cvt_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline Vf load(const bf16* p) {
+  return cvt_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
 inline Vf load_n(const bf16* p, int n) {
   alignas(16) uint16_t buf[8] = {};
   std::memcpy(buf, p, sizeof(uint16_t) * n);
@@ -96,7 +98,9 @@ inline Vf max(Vf a, Vf b) { return {_mm256_max_ps(a.v, b.v)}; }
 inline Vf abs(Vf a) { return {_mm256_andnot_ps(_mm256_set1_ps(-0.0f), a.v)}; }
 inline Vf sqrt(Vf a) { return {_mm256_sqrt_ps(a.v)}; }
 inline Vf floor(Vf a) { return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)}; }
-inline Vf round(Vf a) { return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)}; }
+inline Vf round(Vf a) {
+  return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
+}
 inline Vf copysign(Vf mag, Vf sign) {
   const __m256 s = _mm256_set1_ps(-0.0f);
   return {_mm256_or_ps(_mm256_andnot_ps(s, mag.v), _mm256_and_ps(s, sign.v))};

@@ -78,13 +78,15 @@ inline Vf operator-(Vf a, Vf b) { return {_mm512_sub_ps(a.v, b.v)}; }
 inline Vf operator*(Vf a, Vf b) { return {_mm512_mul_ps(a.v, b.v)}; }
 inline Vf operator/(Vf a, Vf b) { return {_mm512_div_ps(a.v, b.v)}; }
 inline Vf operator-(Vf a) { return {_mm512_xor_ps(a.v, _mm512_set1_ps(-0.0f))}; }
-inline Vf fma(Vf a, Vf b, Vf c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }   // a*b+c
+inline Vf fma(Vf a, Vf b, Vf c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }    // a*b+c
 inline Vf fnma(Vf a, Vf b, Vf c) { return {_mm512_fnmadd_ps(a.v, b.v, c.v)}; }  // c-a*b
 inline Vf min(Vf a, Vf b) { return {_mm512_min_ps(a.v, b.v)}; }
 inline Vf max(Vf a, Vf b) { return {_mm512_max_ps(a.v, b.v)}; }
 inline Vf abs(Vf a) { return {_mm512_abs_ps(a.v)}; }
 inline Vf sqrt(Vf a) { return {_mm512_sqrt_ps(a.v)}; }
-inline Vf floor(Vf a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)}; }
+inline Vf floor(Vf a) {
+  return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)};
+}
 inline Vf round(Vf a) {  // to nearest even
   return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 }

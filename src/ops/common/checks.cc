@@ -8,7 +8,8 @@ std::string input_name(const OpCall& call, size_t i) {
   const auto& specs = call.schema->inputs;
   if (specs.empty()) return "input " + std::to_string(i);
   const ArgSpec& s = specs[std::min(i, specs.size() - 1)];
-  return "input '" + (s.variadic ? s.name + "[" + std::to_string(i - (specs.size() - 1)) + "]" : s.name) + "'";
+  return "input '" +
+         (s.variadic ? s.name + "[" + std::to_string(i - (specs.size() - 1)) + "]" : s.name) + "'";
 }
 
 void require_float(const OpCall& call, size_t i) {
@@ -18,18 +19,22 @@ void require_float(const OpCall& call, size_t i) {
 
 void require_same_dtype(const OpCall& call, size_t i, size_t ref) {
   if (call.in(i).dtype != call.in(ref).dtype)
-    call.fail(input_name(call, i), std::string("dtype ") + dtype_name(call.in(ref).dtype) + " (as " + input_name(call, ref) + ")",
+    call.fail(input_name(call, i),
+              std::string("dtype ") + dtype_name(call.in(ref).dtype) + " (as " +
+                  input_name(call, ref) + ")",
               dtype_name(call.in(i).dtype));
 }
 
 void require_rank(const OpCall& call, size_t i, int64_t rank) {
   if (call.in(i).rank() != rank)
-    call.fail(input_name(call, i), "rank " + std::to_string(rank), "rank " + std::to_string(call.in(i).rank()) + " " + shape_str(call.in(i).shape));
+    call.fail(input_name(call, i), "rank " + std::to_string(rank),
+              "rank " + std::to_string(call.in(i).rank()) + " " + shape_str(call.in(i).shape));
 }
 
 void require_rank_at_least(const OpCall& call, size_t i, int64_t rank) {
   if (call.in(i).rank() < rank)
-    call.fail(input_name(call, i), "rank >= " + std::to_string(rank), "rank " + std::to_string(call.in(i).rank()) + " " + shape_str(call.in(i).shape));
+    call.fail(input_name(call, i), "rank >= " + std::to_string(rank),
+              "rank " + std::to_string(call.in(i).rank()) + " " + shape_str(call.in(i).shape));
 }
 
 void require_shape(const OpCall& call, size_t i, const Shape& shape) {

@@ -1,16 +1,18 @@
+#include "opsnn/op.h"
+
 #include <cstring>
 #include <string>
 
 #include "opsnn/error.h"
 #include "opsnn/log.h"
 #include "opsnn/memory.h"
-#include "opsnn/op.h"
 
 namespace opsnn {
 
 const std::string& OpCall::op() const { return schema->name; }
 
-void OpCall::fail(const std::string& arg, const std::string& expected, const std::string& got) const {
+void OpCall::fail(const std::string& arg, const std::string& expected,
+                  const std::string& got) const {
   throw Error(op(), arg, expected, got);
 }
 
@@ -55,10 +57,10 @@ OpCall make_call(const OpSchema& schema, std::vector<TensorDesc> inputs, const A
   for (size_t i = 0; i < inputs.size(); ++i) present[i] = !inputs[i].absent;
   // Trailing optional inputs may be omitted.
   if (inputs.size() < required || (!variadic && inputs.size() > nspec)) {
-    std::string expected = variadic ? "at least " + std::to_string(required)
-                                    : (required == nspec ? std::to_string(nspec)
-                                                         : std::to_string(required) + " to " +
-                                                               std::to_string(nspec));
+    std::string expected =
+        variadic ? "at least " + std::to_string(required)
+                 : (required == nspec ? std::to_string(nspec)
+                                      : std::to_string(required) + " to " + std::to_string(nspec));
     throw Error(schema.name, "inputs", expected + " inputs", std::to_string(inputs.size()));
   }
   while (!variadic && inputs.size() < nspec) {
@@ -85,8 +87,8 @@ OpCall make_call(const OpSchema& schema, std::vector<TensorDesc> inputs, const A
                   known.empty() ? "no attributes" : "one of: " + known, "'" + name + "'");
     }
     if (!attr_matches(spec->type, value))
-      throw Error(schema.name, "attribute '" + name + "'", std::string("a value of type ") + attr_type_name(spec->type),
-                  "another type");
+      throw Error(schema.name, "attribute '" + name + "'",
+                  std::string("a value of type ") + attr_type_name(spec->type), "another type");
     call.attrs.set(name, value);
   }
   for (const AttrSpec& a : schema.attrs) {
@@ -125,7 +127,8 @@ Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs
         for (size_t i = 0; i < call.inputs.size(); ++i) {
           if (!call.has_input(i) || call.inputs[i].is_contiguous()) continue;
           result.pack_offsets_[i] = off;
-          const size_t bytes = static_cast<size_t>(call.inputs[i].numel()) * dtype_size(call.inputs[i].dtype);
+          const size_t bytes =
+              static_cast<size_t>(call.inputs[i].numel()) * dtype_size(call.inputs[i].dtype);
           off += (bytes + kAlignment - 1) / kAlignment * kAlignment;
         }
       }
@@ -138,7 +141,8 @@ Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs
   if (!result.kernel_) {
     if (!force_kernel.empty() && declined.empty())
       throw Error(op, "kernel", "a kernel registered for this op", "'" + force_kernel + "'");
-    throw Error(op, "inputs", "a case some kernel accepts", declined.empty() ? "no kernels" : declined.substr(2));
+    throw Error(op, "inputs", "a case some kernel accepts",
+                declined.empty() ? "no kernels" : declined.substr(2));
   }
   if (log_level() >= LogLevel::info) {
     std::string sig = op + "(";
@@ -146,7 +150,8 @@ Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs
       sig += (i ? ", " : "") + (call.has_input(i) ? call.inputs[i].str() : std::string("none"));
     sig += ")" + (call.attrs.values().empty() ? std::string() : " {" + call.attrs.str() + "}");
     log_once(LogLevel::info, sig + result.kernel_name_,
-             sig + " -> " + result.kernel_name_ + (declined.empty() ? "" : " (" + declined.substr(2) + ")"));
+             sig + " -> " + result.kernel_name_ +
+                 (declined.empty() ? "" : " (" + declined.substr(2) + ")"));
   }
   return result;
 }
@@ -167,9 +172,11 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
           if (call.has_input(i)) return false;
         return true;
       }()))
-    throw Error(name, "inputs", std::to_string(call.inputs.size()) + " tensors", std::to_string(inputs.size()));
+    throw Error(name, "inputs", std::to_string(call.inputs.size()) + " tensors",
+                std::to_string(inputs.size()));
   if (outputs.size() != call.outputs.size())
-    throw Error(name, "outputs", std::to_string(call.outputs.size()) + " tensors", std::to_string(outputs.size()));
+    throw Error(name, "outputs", std::to_string(call.outputs.size()) + " tensors",
+                std::to_string(outputs.size()));
   if (workspace_ && !workspace)
     throw Error(name, "workspace", std::to_string(workspace_) + " bytes", "nullptr");
   // O(rank) checks only: the tensors must be the ones phase one was asked about.
@@ -191,7 +198,8 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
         (call.inputs[i].is_contiguous() && !t.is_contiguous()))
       throw Error(name, "input " + std::to_string(i), call.inputs[i].str(), t.desc().str());
     if (pack_offsets_[i] != SIZE_MAX) {
-      Tensor packed = Tensor::wrap(static_cast<char*>(workspace) + pack_offsets_[i], t.shape(), t.dtype());
+      Tensor packed =
+          Tensor::wrap(static_cast<char*>(workspace) + pack_offsets_[i], t.shape(), t.dtype());
       copy_into(t, packed);
       ins[i] = packed;
     } else {
@@ -200,11 +208,13 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
   }
   for (size_t i = 0; i < call.outputs.size(); ++i) {
     const Tensor& t = outputs[i];
-    if (t.dtype() != call.outputs[i].dtype || t.shape() != call.outputs[i].shape || !t.is_contiguous() ||
-        (t.numel() > 0 && t.data() == nullptr))
-      throw Error(name, "output " + std::to_string(i), "contiguous " + call.outputs[i].str(), t.desc().str());
+    if (t.dtype() != call.outputs[i].dtype || t.shape() != call.outputs[i].shape ||
+        !t.is_contiguous() || (t.numel() > 0 && t.data() == nullptr))
+      throw Error(name, "output " + std::to_string(i), "contiguous " + call.outputs[i].str(),
+                  t.desc().str());
   }
-  kernel_->run(ins, outputs.data(), static_cast<char*>(workspace) + (workspace ? kernel_ws_offset_ : 0));
+  kernel_->run(ins, outputs.data(),
+               static_cast<char*>(workspace) + (workspace ? kernel_ws_offset_ : 0));
 }
 
 std::vector<Tensor> Op::operator()(const std::vector<Tensor>& inputs) const {
@@ -217,7 +227,8 @@ std::vector<Tensor> Op::operator()(const std::vector<Tensor>& inputs) const {
   return outs;
 }
 
-std::vector<Tensor> call(const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+std::vector<Tensor> call(const std::string& op, const std::vector<Tensor>& inputs,
+                         const Attrs& attrs) {
   return Op::create(op, inputs, attrs)(inputs);
 }
 
@@ -255,7 +266,8 @@ RefTensor to_ref(const Tensor& t) { return RefTensor{t.shape(), to_double(t)}; }
 void from_ref(const RefTensor& r, Tensor& t) {
   const int64_t n = t.numel();
   if (static_cast<int64_t>(r.data.size()) != n)
-    throw Error("reference", "output", std::to_string(n) + " values", std::to_string(r.data.size()));
+    throw Error("reference", "output", std::to_string(n) + " values",
+                std::to_string(r.data.size()));
   for (int64_t i = 0; i < n; ++i) t.flat_set(i, r.data[static_cast<size_t>(i)]);
 }
 

@@ -20,7 +20,8 @@ Registry& Registry::global() {
 
 void Registry::add_op(OpSchema schema) {
   if (schema.name.empty()) throw Error("registry", "name", "a non-empty op name", "''");
-  if (ops_.count(schema.name)) throw Error("registry", "name", "a new op name", "'" + schema.name + "' (already registered)");
+  if (ops_.count(schema.name))
+    throw Error("registry", "name", "a new op name", "'" + schema.name + "' (already registered)");
   if (!schema.infer) throw Error("registry", schema.name, "a shape-inference function", "none");
   const std::string name = schema.name;
   const bool has_ref = static_cast<bool>(schema.reference);

@@ -26,42 +26,84 @@ struct UnaryDef {
 
 constexpr double kPi = 3.14159265358979323846;
 
-double softplus_ref(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+double softplus_ref(double x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
 
 std::vector<UnaryDef> unary_defs() {
   return {
       {"relu", Kind::relu, "max(x, 0)", [](double x, const Attrs&) { return x > 0 ? x : 0.0; }},
-      {"leaky_relu", Kind::leaky_relu, "x if x >= 0 else alpha * x",
-       [](double x, const Attrs& a) { return x >= 0 ? x : a.f("alpha") * x; }, {-5, 5},
+      {"leaky_relu",
+       Kind::leaky_relu,
+       "x if x >= 0 else alpha * x",
+       [](double x, const Attrs& a) { return x >= 0 ? x : a.f("alpha") * x; },
+       {-5, 5},
        {{"alpha", AttrType::f64, 0.01, "slope for x < 0"}}},
-      {"gelu", Kind::gelu_erf, "x * Phi(x); approximate='tanh' uses the tanh form",
+      {"gelu",
+       Kind::gelu_erf,
+       "x * Phi(x); approximate='tanh' uses the tanh form",
        [](double x, const Attrs& a) {
          if (a.s("approximate") == "tanh")
            return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
          return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
        },
-       {-6, 6}, {{"approximate", AttrType::str, std::string("none"), "none (erf) or tanh"}}},
+       {-6, 6},
+       {{"approximate", AttrType::str, std::string("none"), "none (erf) or tanh"}}},
       {"quick_gelu", Kind::quick_gelu, "x * sigmoid(1.702 x) (CLIP)",
        [](double x, const Attrs&) { return x / (1 + std::exp(-1.702 * x)); }},
-      {"silu", Kind::silu, "x * sigmoid(x)", [](double x, const Attrs&) { return x / (1 + std::exp(-x)); }, {-10, 10}},
-      {"sigmoid", Kind::sigmoid, "1 / (1 + exp(-x))", [](double x, const Attrs&) { return 1 / (1 + std::exp(-x)); }, {-10, 10}},
-      {"tanh", Kind::tanh, "hyperbolic tangent", [](double x, const Attrs&) { return std::tanh(x); }},
+      {"silu",
+       Kind::silu,
+       "x * sigmoid(x)",
+       [](double x, const Attrs&) { return x / (1 + std::exp(-x)); },
+       {-10, 10}},
+      {"sigmoid",
+       Kind::sigmoid,
+       "1 / (1 + exp(-x))",
+       [](double x, const Attrs&) { return 1 / (1 + std::exp(-x)); },
+       {-10, 10}},
+      {"tanh", Kind::tanh, "hyperbolic tangent",
+       [](double x, const Attrs&) { return std::tanh(x); }},
       {"exp", Kind::exp, "e^x", [](double x, const Attrs&) { return std::exp(x); }, {-10, 10}},
-      {"log", Kind::log, "natural logarithm (NaN for x < 0, -inf at 0)",
-       [](double x, const Attrs&) { return std::log(x); }, {0.001, 100}},
-      {"sqrt", Kind::sqrt, "square root", [](double x, const Attrs&) { return std::sqrt(x); }, {0, 100}},
-      {"rsqrt", Kind::rsqrt, "1 / sqrt(x)", [](double x, const Attrs&) { return 1 / std::sqrt(x); }, {0.01, 100}},
-      {"reciprocal", Kind::reciprocal, "1 / x", [](double x, const Attrs&) { return 1 / x; }, {0.1, 10}},
+      {"log",
+       Kind::log,
+       "natural logarithm (NaN for x < 0, -inf at 0)",
+       [](double x, const Attrs&) { return std::log(x); },
+       {0.001, 100}},
+      {"sqrt",
+       Kind::sqrt,
+       "square root",
+       [](double x, const Attrs&) { return std::sqrt(x); },
+       {0, 100}},
+      {"rsqrt",
+       Kind::rsqrt,
+       "1 / sqrt(x)",
+       [](double x, const Attrs&) { return 1 / std::sqrt(x); },
+       {0.01, 100}},
+      {"reciprocal",
+       Kind::reciprocal,
+       "1 / x",
+       [](double x, const Attrs&) { return 1 / x; },
+       {0.1, 10}},
       {"neg", Kind::neg, "-x", [](double x, const Attrs&) { return -x; }},
       {"abs", Kind::abs, "|x|", [](double x, const Attrs&) { return std::fabs(x); }},
       {"erf", Kind::erf, "error function", [](double x, const Attrs&) { return std::erf(x); }},
-      {"softplus", Kind::softplus, "log(1 + e^x)", [](double x, const Attrs&) { return softplus_ref(x); }, {-20, 20}},
-      {"mish", Kind::mish, "x * tanh(softplus(x))",
-       [](double x, const Attrs&) { return x * std::tanh(softplus_ref(x)); }, {-10, 10}},
+      {"softplus",
+       Kind::softplus,
+       "log(1 + e^x)",
+       [](double x, const Attrs&) { return softplus_ref(x); },
+       {-20, 20}},
+      {"mish",
+       Kind::mish,
+       "x * tanh(softplus(x))",
+       [](double x, const Attrs&) { return x * std::tanh(softplus_ref(x)); },
+       {-10, 10}},
       {"hardswish", Kind::hardswish, "x * relu6(x + 3) / 6",
        [](double x, const Attrs&) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; }},
-      {"clip", Kind::clip, "min(max(x, min), max)",
-       [](double x, const Attrs& a) { return std::min(std::max(x, a.f("min")), a.f("max")); }, {-5, 5},
+      {"clip",
+       Kind::clip,
+       "min(max(x, min), max)",
+       [](double x, const Attrs& a) { return std::min(std::max(x, a.f("min")), a.f("max")); },
+       {-5, 5},
        {{"min", AttrType::f64, -1.0, "lower bound"}, {"max", AttrType::f64, 1.0, "upper bound"}}},
   };
 }
@@ -94,13 +136,16 @@ void add_unary(Registry& r, const UnaryDef& d) {
     ops::require_float(call, 0);
     if (call.op() == "gelu") {
       const std::string& a = call.attrs.s("approximate");
-      if (a != "none" && a != "tanh") call.fail("attribute 'approximate'", "none|tanh", "'" + a + "'");
+      if (a != "none" && a != "tanh")
+        call.fail("attribute 'approximate'", "none|tanh", "'" + a + "'");
     }
     if (call.op() == "clip" && call.attrs.f("min") > call.attrs.f("max"))
-      call.fail("attribute 'min'", "min <= max", std::to_string(call.attrs.f("min")) + " > " + std::to_string(call.attrs.f("max")));
+      call.fail("attribute 'min'", "min <= max",
+                std::to_string(call.attrs.f("min")) + " > " + std::to_string(call.attrs.f("max")));
     return std::vector<TensorDesc>{TensorDesc(call.in(0).dtype, call.in(0).shape)};
   };
-  s.reference = [ref = d.ref](const OpCall& call, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
+  s.reference = [ref = d.ref](const OpCall& call, const std::vector<RefTensor>& in,
+                              std::vector<RefTensor>& out) {
     for (size_t i = 0; i < in[0].data.size(); ++i) out[0].data[i] = ref(in[0].data[i], call.attrs);
   };
   s.cases = [range = d.range, name = std::string(d.name)](DType t) {
@@ -108,9 +153,14 @@ void add_unary(Registry& r, const UnaryDef& d) {
     for (const Shape& sh : ops::elementwise_shapes())
       cs.push_back({shape_str(sh), {TensorDesc(t, sh)}, {}, {range}});
     cs.push_back({"strided[33,17]^T", {ops::transposed_desc(t, 33, 17)}, {}, {range}});
-    if (name == "gelu") cs.push_back({"tanh[1000]", {TensorDesc(t, {1000})}, {{"approximate", std::string("tanh")}}, {range}});
-    if (name == "leaky_relu") cs.push_back({"alpha0.2[100]", {TensorDesc(t, {100})}, {{"alpha", 0.2}}, {range}});
-    if (name == "clip") cs.push_back({"min-0.5max2[100]", {TensorDesc(t, {100})}, {{"min", -0.5}, {"max", 2.0}}, {range}});
+    if (name == "gelu")
+      cs.push_back(
+          {"tanh[1000]", {TensorDesc(t, {1000})}, {{"approximate", std::string("tanh")}}, {range}});
+    if (name == "leaky_relu")
+      cs.push_back({"alpha0.2[100]", {TensorDesc(t, {100})}, {{"alpha", 0.2}}, {range}});
+    if (name == "clip")
+      cs.push_back(
+          {"min-0.5max2[100]", {TensorDesc(t, {100})}, {{"min", -0.5}, {"max", 2.0}}, {range}});
     return cs;
   };
   r.add_op(std::move(s));
@@ -131,7 +181,8 @@ void add_unary(Registry& r, const UnaryDef& d) {
     k.priority = priority -= 10;
     k.create = simple_kernel(
         [fn = ik.fn, base = d.kind](const OpCall& call, const Tensor* in, Tensor* out, void*) {
-          fn(kind_of(call, base), in[0].dtype(), in[0].data(), out[0].data(), in[0].numel(), params_of(call));
+          fn(kind_of(call, base), in[0].dtype(), in[0].data(), out[0].data(), in[0].numel(),
+             params_of(call));
         },
         nullptr);
     r.add_kernel(d.name, std::move(k));

@@ -23,8 +23,10 @@ inline Vf apply(Vf x, const unary::Params& p) {
     return fma(hx, verf_fast(x * set1(0.70710678118654752f)), hx);
   }
   if constexpr (K == Kind::gelu_tanh) {
-    Vf inner = set1(0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
-    return x * set1(0.5f) * (one + vtanh(inner));
+    // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)): one exp, no cancellation for u << 0.
+    Vf u2 = set1(2 * 0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
+    Vf e = vexp_normal(min(max(-u2, set1(-87.0f)), set1(88.0f)));
+    return x / (one + e);
   }
   if constexpr (K == Kind::quick_gelu) return silu_fast(x, set1(-1.702f));
   if constexpr (K == Kind::silu) return silu_fast(x, set1(-1.0f));
