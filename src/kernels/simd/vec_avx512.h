@@ -35,6 +35,10 @@ inline void store(float* p, Vf a) { _mm512_storeu_ps(p, a.v); }
 inline void stream(float* p, Vf a) { _mm512_stream_ps(p, a.v); }
 // Orders earlier stream() stores before later stores (call once after a run of them).
 inline void stream_fence() { _mm_sfence(); }
+
+// p * 2^k for integral-valued k (vscalefps: one rounding, denormals and 0 below).
+inline Vf scale_pow2(Vf p, Vf k) { return {_mm512_scalef_ps(p.v, k.v)}; }
+
 inline Vf load_n(const float* p, int n) { return {_mm512_maskz_loadu_ps(tail_mask(n), p)}; }
 inline void store_n(float* p, Vf a, int n) { _mm512_mask_storeu_ps(p, tail_mask(n), a.v); }
 

@@ -115,6 +115,13 @@ inline float reduce_max(Vf a) { return a.v; }
 inline float reduce_min(Vf a) { return a.v; }
 inline float first(Vf a) { return a.v; }
 
+// p * 2^k for integral-valued k in [-252, 254], as two exponent factors.
+inline Vf scale_pow2(Vf p, Vf k) {
+  Vi ki = cvt_round(k);
+  Vi k1 = shr_arith<1>(ki), k2 = ki - k1;
+  return p * from_bits(shl<23>(k1 + set1i(127))) * from_bits(shl<23>(k2 + set1i(127)));
+}
+
 #include "kernels/simd/vmath_body.inc"
 
 }  // namespace opsnn::simd::scalar

@@ -32,19 +32,19 @@ inline void st(T* p, Vf v, int n) {
 }
 
 // exp(x) for x <= 0 (the x - max of softmax): one range reduction, a
-// degree-6 polynomial and one exponent shift; x < -87.3 gives 0 exactly
-// (so -inf masks give 0), NaN stays NaN.
+// degree-6 polynomial and one scale by 2^k (vscalefps on AVX-512); results
+// below the smallest denormal are exactly 0 (so -inf masks give 0), NaN stays NaN.
 inline Vf exp_nonpos(Vf x) {
-  const Vf lo = set1(-87.3365447f);
-  const Vf xc = max(lo, x);  // NaN in the second operand propagates
+  // Below -110 the result rounds to 0 in f32, so the clamp costs nothing and
+  // scale_pow2 returns exactly 0 there (and for -inf masks).
+  const Vf xc = max(set1(-110.0f), x);  // NaN in the second operand propagates
   const Vf k = round(xc * set1(1.44269504088896341f));
   Vf r = fnma(k, set1(0.693359375f), xc);
   r = fnma(k, set1(-2.12194440e-4f), r);
   static constexpr float c[] = {5.0000001201E-1f, 1.6666665459E-1f, 4.1665795894E-2f,
                                 8.3334519073E-3f, 1.3981999507E-3f, 1.9875691500E-4f};
   const Vf p = fma(poly(r, c), r * r, r + set1(1.0f));
-  const Vf y = p * from_bits(shl<23>(cvt_round(k) + set1i(127)));
-  return select(x < lo, zero(), y);
+  return scale_pow2(p, k);
 }
 
 // f32 outputs larger than this are written with non-temporal stores (no
