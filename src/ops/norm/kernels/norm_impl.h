@@ -235,8 +235,9 @@ void rows_typed(const norm::RowArgs& a) {
                                  : layer_stats<T, Res, true>(x + off, rr, sr, n, a.eps))
                           : (Rms ? rms_stats<T, Res, false>(x + off, rr, sr, n, a.eps)
                                  : layer_stats<T, Res, false>(x + off, rr, sr, n, a.eps));
-      const T* xn = row + 1 < e ? x + off + n : nullptr;
-      const T* rn = Res && row + 1 < e ? r + off + n : nullptr;
+      // Two rows ahead: one row's compute is shorter than a DRAM round trip.
+      const T* xn = row + 2 < e ? x + off + 2 * n : nullptr;
+      const T* rn = Res && row + 2 < e ? r + off + 2 * n : nullptr;
       if (nt)
         write_row<T, Res, true>(x + off, rr, y + off, n, st, a.gamma + blk, a.beta + blk, xn, rn);
       else

@@ -225,8 +225,8 @@ void run_typed(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool l
     parallel_for(outer, grain, [&](int64_t b, int64_t e) {
       alignas(64) float scratch[kScratch];
       for (int64_t r = b; r < e; ++r) {
-        // Two rows ahead: one row of compute is shorter than a DRAM round trip.
-        const T* xn = r + 2 < e ? x + (r + 2) * n : nullptr;
+        // Three rows ahead: one row of compute is shorter than a DRAM round trip.
+        const T* xn = r + 3 < e ? x + (r + 3) * n : nullptr;
         if (nt)
           row<true>(x + r * n, y + r * n, n, log, scratch, xn);
         else
