@@ -21,6 +21,8 @@ void register_builtin_ops(Registry& r) {
   register_matmul_ops(r);
 
   register_attention_ops(r);
+
+  register_quant_ops(r);
 }
 
 }  // namespace opsnn

@@ -22,4 +22,8 @@ void register_index_ops(Registry& r);
 void register_matmul_ops(Registry& r);
 
 void register_attention_ops(Registry& r);
+
+void register_quant_ops(Registry& r);  // quantize, dequantize, quantize_dynamic, matmul_wq, matmul_int8
+void register_matmul_wq_op(Registry& r);
+void register_matmul_int8_op(Registry& r);
 }  // namespace opsnn

@@ -1,0 +1,346 @@
+// Quantization kernels written once over the vec_*.h / qvec_*.h names;
+// included by quant_{scalar,avx2,avx512}.cc inside their ISA namespace.
+//
+// quantize / dequantize / quantize_dynamic are memory bound: one pass, f32
+// arithmetic in the order the references emulate (true division, then
+// round-half-even), so integer outputs are exact.
+//
+// matmul_wq (weight-only int8/int4): the packed weights are streamed once;
+// each kLanes-byte load is widened to int32 lanes, the zero point subtracted,
+// converted to f32 and FMA'd with the activations (already converted to f32
+// and, for int4, permuted so that the low nibbles of a 2*kLanes chunk meet
+// x[k even] and the high nibbles x[k odd] without any shuffle of the
+// weights). Each group's partial sum is scaled once. Every output element
+// is computed by one thread in a fixed order: bit-identical for any thread
+// count and for any tile shape.
+
+namespace qk {
+
+template <class T>
+inline float to_float(T v) {
+  return to_f32(v);
+}
+
+inline float zp_value(DType t, const void* zp, int64_t i) {
+  if (!zp) return 0.0f;
+  if (t == DType::u8) return static_cast<const uint8_t*>(zp)[i];
+  if (t == DType::i8) return static_cast<const int8_t*>(zp)[i];
+  return static_cast<float>(static_cast<const int32_t*>(zp)[i]);
+}
+
+// n (<= kLanes) zero points as f32 lanes.
+inline Vf zp_vec(DType t, const void* zp, int64_t i, int n) {
+  alignas(64) float buf[kLanes] = {};
+  for (int j = 0; j < n; ++j) buf[j] = zp_value(t, zp, i + j);
+  return load(buf);
+}
+
+inline Vf quantize_vec(Vf x, Vf s, Vf z, Vf lo, Vf hi) {
+  Vf q = round(x / s) + z;
+  return min(max(q, lo), hi);  // NaN -> lo (max returns its second operand)
+}
+
+template <class X>
+void quantize_t(const quant::QuantizeArgs& a) {
+  const X* x = static_cast<const X*>(a.x);
+  uint8_t* y = static_cast<uint8_t*>(a.y);
+  const bool u8 = a.yt == DType::u8;
+  const Vf lo = set1(u8 ? 0.0f : -128.0f), hi = set1(u8 ? 255.0f : 127.0f);
+  const int64_t C = a.channels, I = a.inner;
+  if (I == 1 && C > 1) {  // per channel along the last axis: vector over channels
+    parallel_for(a.outer, std::max<int64_t>(1, 16384 / C), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o)
+        for (int64_t c = 0; c < C; c += kLanes) {
+          const int n = static_cast<int>(std::min<int64_t>(kLanes, C - c));
+          const Vf s = load_n(a.scale + c, n);
+          const Vf z = zp_vec(a.yt, a.zp, c, n);
+          const Vf q = quantize_vec(load_n(x + o * C + c, n), s, z, lo, hi);
+          store_bytes_n(y + o * C + c, cvt_round(q), n);
+        }
+    });
+    return;
+  }
+  parallel_for(a.outer * C, std::max<int64_t>(1, 16384 / std::max<int64_t>(I, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   const int64_t c = r % C;
+                   const Vf s = set1(a.scale[c]), z = set1(zp_value(a.yt, a.zp, c));
+                   const X* xr = x + r * I;
+                   uint8_t* yr = y + r * I;
+                   int64_t i = 0;
+                   for (; i + kLanes <= I; i += kLanes)
+                     store_bytes_n(yr + i, cvt_round(quantize_vec(load(xr + i), s, z, lo, hi)),
+                                   kLanes);
+                   if (i < I) {
+                     const int n = static_cast<int>(I - i);
+                     store_bytes_n(yr + i, cvt_round(quantize_vec(load_n(xr + i, n), s, z, lo, hi)),
+                                   n);
+                   }
+                 }
+               });
+}
+
+// n (<= kLanes) quantized values as int32 lanes.
+inline Vi load_q(DType t, const void* p, int64_t i, int n) {
+  if (n == kLanes) {
+    if (t == DType::i8) return load_s8x(static_cast<const int8_t*>(p) + i);
+    if (t == DType::u8) return load_u8x(static_cast<const uint8_t*>(p) + i);
+    return loadi(static_cast<const int32_t*>(p) + i);
+  }
+  alignas(64) int32_t buf[kLanes] = {};
+  for (int j = 0; j < n; ++j)
+    buf[j] = t == DType::i8   ? static_cast<const int8_t*>(p)[i + j]
+             : t == DType::u8 ? static_cast<const uint8_t*>(p)[i + j]
+                              : static_cast<const int32_t*>(p)[i + j];
+  return loadi(buf);
+}
+
+template <class Y>
+void dequantize_t(const quant::DequantizeArgs& a) {
+  Y* y = static_cast<Y*>(a.y);
+  const int64_t C = a.channels, I = a.inner;
+  // (q - zp) is formed in int32 and converted once; then one f32 multiply.
+  auto deq = [&](Vi q, Vi z, Vf s) { return cvt_f32(q - z) * s; };
+  auto zpi = [&](int64_t c) {
+    return static_cast<int32_t>(a.zp ? zp_value(a.xt, a.zp, c) : 0.0f);
+  };
+  if (I == 1 && C > 1) {
+    parallel_for(a.outer, std::max<int64_t>(1, 16384 / C), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o)
+        for (int64_t c = 0; c < C; c += kLanes) {
+          const int n = static_cast<int>(std::min<int64_t>(kLanes, C - c));
+          const Vi z = a.zp ? load_q(a.xt, a.zp, c, n) : set1i(0);
+          store_n(y + o * C + c, deq(load_q(a.xt, a.x, o * C + c, n), z, load_n(a.scale + c, n)),
+                  n);
+        }
+    });
+    return;
+  }
+  parallel_for(a.outer * C, std::max<int64_t>(1, 16384 / std::max<int64_t>(I, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   const int64_t c = r % C;
+                   const Vf s = set1(a.scale[c]);
+                   const Vi z = set1i(zpi(c));
+                   int64_t i = 0;
+                   for (; i + kLanes <= I; i += kLanes)
+                     store(y + r * I + i, deq(load_q(a.xt, a.x, r * I + i, kLanes), z, s));
+                   if (i < I) {
+                     const int n = static_cast<int>(I - i);
+                     store_n(y + r * I + i, deq(load_q(a.xt, a.x, r * I + i, n), z, s), n);
+                   }
+                 }
+               });
+}
+
+template <class X>
+void dynamic_t(const quant::DynamicArgs& a) {
+  const X* x = static_cast<const X*>(a.x);
+  uint8_t* y = static_cast<uint8_t*>(a.y);
+  const bool u8 = a.yt == DType::u8;
+  const float qmin = u8 ? 0.0f : -128.0f, qmax = u8 ? 255.0f : 127.0f;
+  const int64_t K = a.cols;
+  parallel_for(a.rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(K, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   const X* xr = x + r * K;
+                   // Padding lanes load as 0, which the min(0, .)/max(0, .) range includes.
+                   Vf vmin = zero(), vmax = zero();
+                   for (int64_t i = 0; i < K; i += kLanes) {
+                     const int n = static_cast<int>(std::min<int64_t>(kLanes, K - i));
+                     const Vf v = n == kLanes ? load(xr + i) : load_n(xr + i, n);
+                     vmin = min(vmin, v);
+                     vmax = max(vmax, v);
+                   }
+                   const float xmin = std::min(0.0f, reduce_min(vmin));
+                   const float xmax = std::max(0.0f, reduce_max(vmax));
+                   float scale, zp;
+                   if (a.symmetric) {
+                     scale = std::max(-xmin, xmax) / 127.0f;
+                     zp = u8 ? 128.0f : 0.0f;
+                   } else {
+                     scale = (xmax - xmin) / 255.0f;
+                     zp = 0;  // set below once scale is final
+                   }
+                   if (!(scale > 0.0f) || std::isinf(scale)) scale = 1.0f;
+                   if (!a.symmetric) {
+                     const float t = qmin - xmin / scale;
+                     zp = std::min(std::max(std::nearbyint(t), qmin), qmax);
+                   }
+                   a.scale[r] = scale;
+                   if (u8)
+                     static_cast<uint8_t*>(a.zp)[r] = static_cast<uint8_t>(zp);
+                   else
+                     static_cast<int8_t*>(a.zp)[r] = static_cast<int8_t>(zp);
+                   const Vf s = set1(scale), z = set1(zp), lo = set1(qmin), hi = set1(qmax);
+                   uint8_t* yr = y + r * K;
+                   for (int64_t i = 0; i < K; i += kLanes) {
+                     const int n = static_cast<int>(std::min<int64_t>(kLanes, K - i));
+                     const Vf v = n == kLanes ? load(xr + i) : load_n(xr + i, n);
+                     store_bytes_n(yr + i, cvt_round(quantize_vec(v, s, z, lo, hi)), n);
+                   }
+                 }
+               });
+}
+
+// ---- matmul_wq ----------------------------------------------------------------------
+// One tile: MR rows of x (xp, f32, permuted for int4) times NR weight rows.
+template <int BITS, int MR, int NR>
+inline void wq_tile(const quant::WqArgs& a, const float* xp, int64_t m0, int64_t n0,
+                    float* out) {
+  const int64_t K = a.K, gs = a.group, G = K / gs;
+  const int64_t row_bytes = BITS == 4 ? K / 2 : K;
+  const uint8_t* wz = static_cast<const uint8_t*>(a.zp);
+  const int32_t zdef = BITS == 4 ? 8 : 0;
+  Vf tot[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) tot[i][j] = zero();
+  for (int64_t g = 0; g < G; ++g) {
+    Vf acc0[MR][NR], acc1[MR][NR];
+    Vi zv[NR];
+    for (int j = 0; j < NR; ++j) {
+      const int64_t zi = (n0 + j) * G + g;
+      zv[j] = set1i(!wz ? zdef
+                        : (BITS == 4 ? static_cast<int32_t>(wz[zi])
+                                     : static_cast<int32_t>(static_cast<const int8_t*>(a.zp)[zi])));
+      for (int i = 0; i < MR; ++i) acc0[i][j] = acc1[i][j] = zero();
+    }
+    for (int64_t k = g * gs; k < (g + 1) * gs; k += 2 * kLanes) {
+      Vf x0[MR], x1[MR];
+      for (int i = 0; i < MR; ++i) {
+        const float* xr = xp + (m0 + i) * K + k;
+        x0[i] = load(xr);
+        x1[i] = load(xr + kLanes);
+      }
+      for (int j = 0; j < NR; ++j) {
+        const uint8_t* wr = a.w + (n0 + j) * row_bytes;
+        Vf w0, w1;
+        if constexpr (BITS == 4) {
+          const Vi b = load_u8x(wr + k / 2);
+          w0 = cvt_f32((b & set1i(15)) - zv[j]);
+          w1 = cvt_f32(shr_logic<4>(b) - zv[j]);
+        } else {
+          const int8_t* ws = reinterpret_cast<const int8_t*>(wr) + k;
+          w0 = cvt_f32(load_s8x(ws) - zv[j]);
+          w1 = cvt_f32(load_s8x(ws + kLanes) - zv[j]);
+        }
+        for (int i = 0; i < MR; ++i) {
+          acc0[i][j] = fma(w0, x0[i], acc0[i][j]);
+          acc1[i][j] = fma(w1, x1[i], acc1[i][j]);
+        }
+      }
+    }
+    for (int j = 0; j < NR; ++j) {
+      const Vf s = set1(a.scales[(n0 + j) * G + g]);
+      for (int i = 0; i < MR; ++i) tot[i][j] = fma(acc0[i][j] + acc1[i][j], s, tot[i][j]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) out[i * NR + j] = reduce_add(tot[i][j]);
+}
+
+template <int BITS>
+inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp, int64_t m0,
+                        int64_t n0, float* out) {
+#define OPSNN_WQ_CASE(R, C) \
+  case (R) * 8 + (C):       \
+    wq_tile<BITS, R, C>(a, xp, m0, n0, out); \
+    return;
+  switch (mr * 8 + nr) {
+    OPSNN_WQ_CASE(1, 1)
+    OPSNN_WQ_CASE(1, 2)
+    OPSNN_WQ_CASE(1, 3)
+    OPSNN_WQ_CASE(1, 4)
+    OPSNN_WQ_CASE(2, 1)
+    OPSNN_WQ_CASE(2, 2)
+    OPSNN_WQ_CASE(3, 1)
+    OPSNN_WQ_CASE(4, 1)
+    default:
+      break;
+  }
+#undef OPSNN_WQ_CASE
+}
+
+template <class X, class Y>
+void wq_t(const quant::WqArgs& a) {
+  const int64_t M = a.M, N = a.N, K = a.K;
+  float* xp = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
+  const X* x = static_cast<const X*>(a.x);
+  // f32 copy of x; for int4 each chunk of 2*kLanes is reordered [even k | odd k].
+  for (int64_t m = 0; m < M; ++m) {
+    const X* xr = x + m * K;
+    float* pr = xp + m * K;
+    if (a.bits == 4) {
+      for (int64_t c = 0; c < K; c += 2 * kLanes)
+        for (int i = 0; i < kLanes; ++i) {
+          pr[c + i] = to_float(xr[c + 2 * i]);
+          pr[c + kLanes + i] = to_float(xr[c + 2 * i + 1]);
+        }
+    } else {
+      for (int64_t k = 0; k < K; ++k) pr[k] = to_float(xr[k]);
+    }
+  }
+  Y* y = static_cast<Y*>(a.y);
+  constexpr int kNr1 = kLanes >= 16 ? 4 : 2;  // weight rows per tile when M == 1
+  parallel_for(N, 32, [&](int64_t nb, int64_t ne) {
+    float out[8] = {};
+    for (int64_t m0 = 0; m0 < M;) {
+      const int mr = M == 1 ? 1 : static_cast<int>(std::min<int64_t>(4, M - m0));
+      const int nr_max = M == 1 ? kNr1 : (mr <= 2 ? 2 : 1);
+      for (int64_t n0 = nb; n0 < ne;) {
+        const int nr = static_cast<int>(std::min<int64_t>(nr_max, ne - n0));
+        if (a.bits == 4)
+          wq_tile_any<4>(mr, nr, a, xp, m0, n0, out);
+        else
+          wq_tile_any<8>(mr, nr, a, xp, m0, n0, out);
+        for (int i = 0; i < mr; ++i)
+          for (int j = 0; j < nr; ++j) {
+            float v = out[i * nr + j];
+            if (a.bias)
+              v += a.bt == DType::bf16 ? to_f32(static_cast<const bf16*>(a.bias)[n0 + j])
+                                       : static_cast<const float*>(a.bias)[n0 + j];
+            if constexpr (std::is_same_v<Y, float>)
+              y[(m0 + i) * N + n0 + j] = v;
+            else
+              y[(m0 + i) * N + n0 + j] = opsnn::to_bf16(v);
+          }
+        n0 += nr;
+      }
+      m0 += mr;
+    }
+  });
+}
+
+}  // namespace qk
+
+inline void quantize(const quant::QuantizeArgs& a) {
+  if (a.xt == DType::bf16)
+    qk::quantize_t<bf16>(a);
+  else
+    qk::quantize_t<float>(a);
+}
+inline void dequantize(const quant::DequantizeArgs& a) {
+  if (a.yt == DType::bf16)
+    qk::dequantize_t<bf16>(a);
+  else
+    qk::dequantize_t<float>(a);
+}
+inline void quantize_dynamic(const quant::DynamicArgs& a) {
+  if (a.xt == DType::bf16)
+    qk::dynamic_t<bf16>(a);
+  else
+    qk::dynamic_t<float>(a);
+}
+inline void matmul_wq(const quant::WqArgs& a) {
+  if (a.xt == DType::bf16) {
+    if (a.yt == DType::bf16)
+      qk::wq_t<bf16, bf16>(a);
+    else
+      qk::wq_t<bf16, float>(a);
+  } else {
+    if (a.yt == DType::bf16)
+      qk::wq_t<float, bf16>(a);
+    else
+      qk::wq_t<float, float>(a);
+  }
+}

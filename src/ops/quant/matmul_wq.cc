@@ -1,0 +1,232 @@
+// matmul_wq: weight-only quantized linear layer for LLM decode.
+//   y[..., N] = x[..., K] @ W^T + bias,  W[n, k] = (q[n, k] - zp[n, g]) * scale[n, g], g = k / group
+// bits 8: q int8 [N, K]; bits 4: q unsigned 4-bit packed two per byte [N, K/2]
+// (k even in the low nibble), zero point default 8 (i.e. signed 4-bit, -8..7).
+// See docs/quantization.md for the layout and src/ops/quant/kernels/quant_impl.h
+// for the kernel.
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ops/builtin_ops.h"
+#include "ops/common/checks.h"
+#include "ops/quant/quant.h"
+#include "opsnn/op.h"
+
+namespace opsnn {
+namespace {
+
+struct WqShape {
+  int64_t M = 0, N = 0, K = 0, G = 0;
+  int bits = 4, group = 128;
+};
+
+WqShape wq_shape(const OpCall& call) {
+  WqShape s;
+  s.bits = static_cast<int>(call.attrs.i("bits"));
+  s.group = static_cast<int>(call.attrs.i("group"));
+  const TensorDesc &x = call.in(0), &w = call.in(1);
+  s.K = x.shape.back();
+  s.M = s.K ? x.numel() / s.K : 0;
+  if (s.K == 0) {
+    s.M = 1;
+    for (size_t d = 0; d + 1 < x.shape.size(); ++d) s.M *= x.shape[d];
+  }
+  s.N = w.rank() == 2 ? w.shape[0] : 0;
+  s.G = s.group ? s.K / s.group : 0;
+  return s;
+}
+
+void infer_checks(const OpCall& call) {
+  ops::require_dtype(call, 0, {DType::f32, DType::bf16});
+  ops::require_rank_at_least(call, 0, 1);
+  const int64_t bits = call.attrs.i("bits"), group = call.attrs.i("group");
+  if (bits != 4 && bits != 8) call.fail("attribute 'bits'", "4 or 8", std::to_string(bits));
+  if (group != 32 && group != 64 && group != 128)
+    call.fail("attribute 'group'", "32, 64 or 128", std::to_string(group));
+  const int64_t K = call.in(0).shape.back();
+  if (K % group != 0)
+    call.fail(ops::input_name(call, 0), "last dim K a multiple of group " + std::to_string(group),
+              std::to_string(K));
+  ops::require_rank(call, 1, 2);
+  ops::require_dtype(call, 1, {bits == 4 ? DType::u8 : DType::i8});
+  const int64_t N = call.in(1).shape[0];
+  const int64_t wk = bits == 4 ? K / 2 : K;
+  ops::require_shape(call, 1, {N, wk});
+  ops::require_dtype(call, 2, {DType::f32});
+  ops::require_shape(call, 2, {N, K / group});
+  if (call.has_input(3)) {
+    ops::require_dtype(call, 3, {bits == 4 ? DType::u8 : DType::i8});
+    ops::require_shape(call, 3, {N, K / group});
+  }
+  if (call.has_input(4)) {
+    ops::require_dtype(call, 4, {call.in(0).dtype, DType::f32});
+    ops::require_shape(call, 4, {N});
+  }
+}
+
+ValueRange real(double lo, double hi) { return {lo, hi, false}; }
+ValueRange ints(double lo, double hi) { return {lo, hi, true}; }
+
+CheckCase make_case(std::string name, DType t, Shape xs, int64_t N, int bits, int group, bool zp,
+                    bool bias) {
+  const int64_t K = xs.back();
+  CheckCase c;
+  c.name = std::move(name);
+  c.keep_dtypes = true;
+  c.inputs = {TensorDesc(t, xs),
+              TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, bits == 4 ? K / 2 : K}),
+              TensorDesc(DType::f32, {N, K / group}),
+              zp ? TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, K / group})
+                 : TensorDesc::none(),
+              bias ? TensorDesc(t, {N}) : TensorDesc::none()};
+  c.attrs = {{"bits", int64_t{bits}}, {"group", int64_t{group}}};
+  c.ranges = {real(-1, 1), bits == 4 ? ints(0, 255) : ints(-128, 127), real(0.005, 0.02),
+              bits == 4 ? ints(0, 15) : ints(-8, 8), real(-1, 1)};
+  c.tol_scale = std::max(1.0, std::sqrt(static_cast<double>(K)) / 4);
+  return c;
+}
+
+}  // namespace
+
+void register_matmul_wq_op(Registry& r) {
+  OpSchema s;
+  s.name = "matmul_wq";
+  s.family = "quant";
+  s.doc =
+      "weight-only quantized linear: y = x @ W^T + bias, W[n,k] = (q[n,k] - zp[n,k/group]) * "
+      "scale[n,k/group]; bits 8: q int8 [N,K] (zp default 0); bits 4: q two unsigned nibbles per "
+      "byte [N,K/2], k even in the low nibble (zp u8 0..15, default 8)";
+  s.inputs = {{"x", "f32 or bf16 [..., K]"},
+              {"w", "bits 4: u8 [N, K/2]; bits 8: i8 [N, K]"},
+              {"scales", "f32 [N, K/group]"},
+              {"zero_point", "bits 4: u8 [N, K/group] (0..15); bits 8: i8 [N, K/group]", true},
+              {"bias", "[N], dtype of x or f32", true}};
+  s.outputs = {{"y", "[..., N], dtype of x"}};
+  s.attrs = {{"bits", AttrType::i64, int64_t{4}, "4 or 8"},
+             {"group", AttrType::i64, int64_t{128}, "32, 64 or 128 (K % group == 0)"}};
+  s.dtypes = {DType::f32, DType::bf16};
+  s.infer = [](const OpCall& call) {
+    infer_checks(call);
+    Shape ys = call.in(0).shape;
+    ys.back() = call.in(1).shape[0];
+    return std::vector<TensorDesc>{TensorDesc(call.in(0).dtype, ys)};
+  };
+  s.reference = [](const OpCall& call, const std::vector<RefTensor>& in,
+                   std::vector<RefTensor>& out) {
+    const WqShape sh = wq_shape(call);
+    const bool zp = call.has_input(3), bias = call.has_input(4);
+    std::vector<double> w(static_cast<size_t>(sh.K));
+    for (int64_t n = 0; n < sh.N; ++n) {
+      for (int64_t k = 0; k < sh.K; ++k) {
+        const int64_t g = k / sh.group;
+        double q;
+        if (sh.bits == 4) {
+          const int64_t b = static_cast<int64_t>(in[1].data[static_cast<size_t>(n * sh.K / 2 + k / 2)]);
+          q = static_cast<double>(k % 2 == 0 ? (b & 15) : (b >> 4));
+        } else {
+          q = in[1].data[static_cast<size_t>(n * sh.K + k)];
+        }
+        const double z = zp ? in[3].data[static_cast<size_t>(n * sh.G + g)] : (sh.bits == 4 ? 8 : 0);
+        w[static_cast<size_t>(k)] = (q - z) * in[2].data[static_cast<size_t>(n * sh.G + g)];
+      }
+      for (int64_t m = 0; m < sh.M; ++m) {
+        double acc = bias ? in[4].data[static_cast<size_t>(n)] : 0.0;
+        for (int64_t k = 0; k < sh.K; ++k)
+          acc += in[0].data[static_cast<size_t>(m * sh.K + k)] * w[static_cast<size_t>(k)];
+        out[0].data[static_cast<size_t>(m * sh.N + n)] = acc;
+      }
+    }
+  };
+  s.cases = [](DType t) {
+    std::vector<CheckCase> cs;
+    struct C {
+      Shape x;
+      int64_t N;
+      int group;
+      bool zp, bias;
+    };
+    const C list[] = {
+        {{1, 32}, 1, 32, false, false},    {{1, 128}, 17, 32, false, true},
+        {{1, 256}, 64, 128, true, false},  {{2, 64}, 5, 64, false, false},
+        {{3, 128}, 33, 32, true, true},    {{4, 256}, 9, 64, false, true},
+        {{5, 128}, 7, 128, true, false},   {{7, 64}, 65, 32, false, false},
+        {{16, 128}, 16, 128, false, true}, {{17, 96}, 3, 32, true, false},
+        {{33, 192}, 20, 64, false, false}, {{2, 3, 64}, 11, 64, true, true},
+        {{1, 1024}, 40, 128, true, true},  {{0, 64}, 4, 32, false, false},
+    };
+    for (int bits : {4, 8})
+      for (const C& c : list)
+        cs.push_back(make_case("b" + std::to_string(bits) + "_g" + std::to_string(c.group) +
+                                   "_x" + shape_str(c.x) + "_n" + std::to_string(c.N) +
+                                   (c.zp ? "_zp" : "") + (c.bias ? "_bias" : ""),
+                               t, c.x, c.N, bits, c.group, c.zp, c.bias));
+    return cs;
+  };
+  s.tolerance = default_tolerance;
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    auto get = [&](const char* k, int64_t d) { return kv.count(k) ? std::stoll(kv.at(k)) : d; };
+    const int64_t M = get("m", 1), N = get("n", 4096), K = get("k", 4096);
+    const int bits = static_cast<int>(get("bits", 4)), group = static_cast<int>(get("group", 128));
+    return make_case("bench", t, {M, K}, N, bits, group, get("zp", 0) != 0, get("bias", 0) != 0);
+  };
+  s.cost = [](const OpCall& call, double* bytes, double* flops) {
+    const WqShape sh = wq_shape(call);
+    double b = 0;
+    for (size_t i = 0; i < call.inputs.size(); ++i)
+      if (call.has_input(i))
+        b += static_cast<double>(call.in(i).numel()) *
+             static_cast<double>(dtype_size(call.in(i).dtype));
+    b += static_cast<double>(call.out(0).numel()) *
+         static_cast<double>(dtype_size(call.out(0).dtype));
+    *bytes = b;
+    *flops = 2.0 * static_cast<double>(sh.M) * static_cast<double>(sh.N) *
+             static_cast<double>(sh.K);
+  };
+  r.add_op(std::move(s));
+
+  int priority = 30;
+  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::scalar}) {
+    KernelDesc k;
+    k.name = std::string("matmul_wq_") + isa_name(isa);
+    k.isa = isa;
+    k.dtypes = {DType::f32, DType::bf16};
+    k.priority = priority -= 10;
+    const quant::WqFn fn = isa == Isa::avx512 ? quant::fns_avx512().wq
+                           : isa == Isa::avx2 ? quant::fns_avx2().wq
+                                              : quant::fns_scalar().wq;
+    k.create = simple_kernel(
+        [fn](const OpCall& call, const Tensor* in, Tensor* out, void* ws) {
+          const WqShape sh = wq_shape(call);
+          quant::WqArgs a;
+          a.M = sh.M;
+          a.N = sh.N;
+          a.K = sh.K;
+          a.bits = sh.bits;
+          a.group = sh.group;
+          a.xt = in[0].dtype();
+          a.x = in[0].data();
+          a.w = static_cast<const uint8_t*>(in[1].data());
+          a.scales = in[2].data_as<float>();
+          a.zp = call.has_input(3) ? in[3].data() : nullptr;
+          if (call.has_input(4)) {
+            a.bt = in[4].dtype();
+            a.bias = in[4].data();
+          }
+          a.yt = out[0].dtype();
+          a.y = out[0].data();
+          a.ws = ws;
+          if (a.M == 0 || a.N == 0) return;
+          fn(a);
+        },
+        nullptr,
+        [](const OpCall& call) {
+          const WqShape sh = wq_shape(call);
+          return quant::wq_workspace_bytes(sh.M, sh.K);
+        });
+    r.add_kernel("matmul_wq", std::move(k));
+  }
+}
+
+}  // namespace opsnn

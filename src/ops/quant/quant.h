@@ -1,0 +1,91 @@
+// The quantization family: kernel interfaces shared by the per-ISA files.
+//
+//   quantize          y = saturate(round_half_even(x / scale) + zero_point)   (ONNX QuantizeLinear)
+//   dequantize        y = (x - zero_point) * scale                            (ONNX DequantizeLinear)
+//   quantize_dynamic  per row (token) of the last axis: scale (and zero point) from the row's
+//                     absmax (symmetric) or min/max (asymmetric), then quantize
+//   matmul_wq         y = x @ dequant(w)^T + bias, weight-only int8/int4 with group-wise scales
+//
+// All arithmetic is f32 in a fixed order (the references emulate it), so the
+// integer outputs match the references exactly.
+#pragma once
+
+#include <cstdint>
+
+#include "opsnn/dtype.h"
+
+namespace opsnn::quant {
+
+// x viewed as [outer, channels, inner]; scale/zero point indexed by channel
+// (channels == 1: per tensor). Zero point dtype = y dtype (i8/u8); nullptr: 0.
+struct QuantizeArgs {
+  DType xt = DType::f32;  // f32 | bf16
+  const void* x = nullptr;
+  DType yt = DType::i8;  // i8 | u8
+  void* y = nullptr;
+  int64_t outer = 0, channels = 0, inner = 0;
+  const float* scale = nullptr;
+  const void* zp = nullptr;
+};
+using QuantizeFn = void (*)(const QuantizeArgs&);
+
+// y = (x - zp) * scale; x i8/u8/i32 (zp same dtype as x), y f32/bf16.
+struct DequantizeArgs {
+  DType xt = DType::i8;
+  const void* x = nullptr;
+  DType yt = DType::f32;
+  void* y = nullptr;
+  int64_t outer = 0, channels = 0, inner = 0;
+  const float* scale = nullptr;
+  const void* zp = nullptr;
+};
+using DequantizeFn = void (*)(const DequantizeArgs&);
+
+// Per row of `cols` elements: scale[r], zp[r] (y dtype), y.
+struct DynamicArgs {
+  DType xt = DType::f32;
+  const void* x = nullptr;
+  DType yt = DType::i8;
+  void* y = nullptr;
+  float* scale = nullptr;
+  void* zp = nullptr;
+  int64_t rows = 0, cols = 0;
+  bool symmetric = true;
+};
+using DynamicFn = void (*)(const DynamicArgs&);
+
+// Weight-only quantized matmul. x [M, K] contiguous (f32/bf16); w is [N, K]
+// int8 (bits 8) or [N, K/2] bytes holding two unsigned 4-bit values (bits 4:
+// k even in the low nibble, k odd in the high nibble); scales [N, K/group] f32;
+// zp [N, K/group] (bits 8: int8, default 0; bits 4: uint8 in 0..15, default
+// 8); w_real = (q - zp) * scale. y [M, N] = x @ w_real^T + bias.
+struct WqArgs {
+  int64_t M = 0, N = 0, K = 0;
+  int bits = 4, group = 128;
+  DType xt = DType::f32;
+  const void* x = nullptr;
+  const uint8_t* w = nullptr;
+  const float* scales = nullptr;
+  const void* zp = nullptr;
+  DType bt = DType::f32;
+  const void* bias = nullptr;
+  DType yt = DType::f32;
+  void* y = nullptr;
+  void* ws = nullptr;  // wq_workspace_bytes(M, K)
+};
+using WqFn = void (*)(const WqArgs&);
+inline size_t wq_workspace_bytes(int64_t M, int64_t K) {
+  return static_cast<size_t>(M * K) * sizeof(float) + 64;
+}
+
+struct Fns {
+  QuantizeFn quantize;
+  DequantizeFn dequantize;
+  DynamicFn dynamic;
+  WqFn wq;
+};
+const Fns& fns_scalar();
+const Fns& fns_avx2();
+const Fns& fns_avx512();
+
+}  // namespace opsnn::quant
