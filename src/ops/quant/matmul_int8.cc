@@ -1,5 +1,439 @@
+// matmul_int8 (W8A8): int8/uint8 activations x int8 weights -> int32, with a
+// fused dequantize (f32/bf16) or requantize (i8/u8) epilogue, on the int8 GEMM
+// in src/kernels/qgemm/ (AVX512-VNNI, AVX-VNNI, plain AVX2, scalar).
+//
+//   acc[m, n] = sum_k (a[m, k] - a_zp) * w[n, k]                 output i32 (exact)
+//   v = ((float)acc * a_scale[m]) * w_scale[n] (+ bias[n]), act  output f32 / bf16
+//   y = saturate(round_half_even(v / y_scale) + y_zp)            output i8 / u8 (act none|relu)
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/qgemm/qgemm.h"
 #include "ops/builtin_ops.h"
+#include "ops/common/checks.h"
 #include "opsnn/op.h"
+
 namespace opsnn {
-void register_matmul_int8_op(Registry&) {}
+namespace {
+
+enum In { kA = 0, kW, kAScale, kWScale, kBias, kAZp, kYScale, kYZp };
+
+qgemm::Out out_of(const OpCall& call) {
+  const std::string& o = call.attrs.s("output");
+  if (o == "i32") return qgemm::Out::i32;
+  if (o == "f32") return qgemm::Out::f32;
+  if (o == "bf16") return qgemm::Out::bf16;
+  if (o == "i8") return qgemm::Out::i8;
+  if (o == "u8") return qgemm::Out::u8;
+  call.fail("attribute 'output'", "i32|f32|bf16|i8|u8", "'" + o + "'");
+}
+
+qgemm::Act act_of(const OpCall& call) {
+  const std::string& a = call.attrs.s("activation");
+  if (a == "none") return qgemm::Act::none;
+  if (a == "relu") return qgemm::Act::relu;
+  if (a == "gelu") return qgemm::Act::gelu_erf;
+  if (a == "gelu_tanh") return qgemm::Act::gelu_tanh;
+  if (a == "silu") return qgemm::Act::silu;
+  call.fail("attribute 'activation'", "none|relu|gelu|gelu_tanh|silu", "'" + a + "'");
+}
+
+DType out_dtype(qgemm::Out o) {
+  switch (o) {
+    case qgemm::Out::i32:
+      return DType::i32;
+    case qgemm::Out::f32:
+      return DType::f32;
+    case qgemm::Out::bf16:
+      return DType::bf16;
+    case qgemm::Out::i8:
+      return DType::i8;
+    case qgemm::Out::u8:
+      return DType::u8;
+  }
+  return DType::i32;
+}
+
+bool is_scalar_shape(const TensorDesc& d) { return d.numel() == 1 && d.rank() <= 1; }
+
+struct Dims {
+  int64_t M = 0, N = 0, K = 0;
+};
+Dims dims_of(const OpCall& call) {
+  Dims d;
+  d.K = call.in(kA).shape.back();
+  d.N = call.in(kW).shape[0];
+  d.M = 1;
+  for (size_t i = 0; i + 1 < call.in(kA).shape.size(); ++i) d.M *= call.in(kA).shape[i];
+  return d;
+}
+
+std::vector<TensorDesc> infer(const OpCall& call) {
+  ops::require_dtype(call, kA, {DType::i8, DType::u8});
+  ops::require_rank_at_least(call, kA, 1);
+  ops::require_dtype(call, kW, {DType::i8});
+  ops::require_rank(call, kW, 2);
+  const Dims d = dims_of(call);
+  if (call.in(kW).shape[1] != d.K)
+    call.fail(ops::input_name(call, kW), "[N, " + std::to_string(d.K) + "] (K = last dim of a)",
+              shape_str(call.in(kW).shape));
+  if (d.K > 65536)
+    call.fail(ops::input_name(call, kA), "K <= 65536 (int32 accumulation stays exact)",
+              std::to_string(d.K));
+  const qgemm::Out out = out_of(call);
+  const qgemm::Act act = act_of(call);
+  Shape rows = call.in(kA).shape;
+  rows.back() = 1;
+  const bool need_scales = out != qgemm::Out::i32;
+  for (int i : {kAScale, kWScale}) {
+    if (!call.has_input(static_cast<size_t>(i))) {
+      if (need_scales)
+        call.fail(ops::input_name(call, static_cast<size_t>(i)),
+                  "present for output " + call.attrs.s("output"), "absent");
+      continue;
+    }
+    ops::require_dtype(call, static_cast<size_t>(i), {DType::f32});
+  }
+  if (call.has_input(kAScale) && !is_scalar_shape(call.in(kAScale)) &&
+      call.in(kAScale).shape != rows)
+    call.fail(ops::input_name(call, kAScale),
+              "[] or [1] (per tensor) or " + shape_str(rows) + " (per token)",
+              shape_str(call.in(kAScale).shape));
+  if (call.has_input(kWScale) && !is_scalar_shape(call.in(kWScale)) &&
+      call.in(kWScale).shape != Shape{d.N})
+    call.fail(ops::input_name(call, kWScale), "[] or [1] or [" + std::to_string(d.N) + "]",
+              shape_str(call.in(kWScale).shape));
+  if (call.has_input(kBias)) {
+    if (!need_scales)
+      call.fail(ops::input_name(call, kBias), "absent for output i32", "present");
+    ops::require_dtype(call, kBias, {DType::f32});
+    ops::require_shape(call, kBias, {d.N});
+  }
+  if (call.has_input(kAZp)) {
+    ops::require_same_dtype(call, kAZp, kA);
+    if (!is_scalar_shape(call.in(kAZp)))
+      call.fail(ops::input_name(call, kAZp), "[] or [1]", shape_str(call.in(kAZp).shape));
+  }
+  const bool requant = out == qgemm::Out::i8 || out == qgemm::Out::u8;
+  if (requant) {
+    if (!call.has_input(kYScale))
+      call.fail(ops::input_name(call, kYScale), "present for output " + call.attrs.s("output"),
+                "absent");
+    ops::require_dtype(call, kYScale, {DType::f32});
+    if (!is_scalar_shape(call.in(kYScale)))
+      call.fail(ops::input_name(call, kYScale), "[] or [1]", shape_str(call.in(kYScale).shape));
+    if (call.has_input(kYZp)) {
+      ops::require_dtype(call, kYZp, {out_dtype(out)});
+      if (!is_scalar_shape(call.in(kYZp)))
+        call.fail(ops::input_name(call, kYZp), "[] or [1]", shape_str(call.in(kYZp).shape));
+    }
+    if (act != qgemm::Act::none && act != qgemm::Act::relu)
+      call.fail("attribute 'activation'", "none|relu for a requantized output",
+                "'" + call.attrs.s("activation") + "'");
+  } else if (call.has_input(kYScale) || call.has_input(kYZp)) {
+    call.fail(ops::input_name(call, kYScale), "absent unless output is i8|u8", "present");
+  }
+  if (out == qgemm::Out::i32 && act != qgemm::Act::none)
+    call.fail("attribute 'activation'", "none for output i32", "'" + call.attrs.s("activation") + "'");
+  Shape ys = call.in(kA).shape;
+  ys.back() = d.N;
+  return {TensorDesc(out_dtype(out), ys)};
+}
+
+double act_ref(double x, qgemm::Act act) {
+  constexpr double kPi = 3.14159265358979323846;
+  switch (act) {
+    case qgemm::Act::none:
+      return x;
+    case qgemm::Act::relu:
+      return x > 0 ? x : 0;
+    case qgemm::Act::gelu_erf:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case qgemm::Act::gelu_tanh:
+      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
+    case qgemm::Act::silu:
+      return x / (1 + std::exp(-x));
+  }
+  return x;
+}
+
+void reference(const OpCall& call, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
+  const Dims d = dims_of(call);
+  const qgemm::Out o = out_of(call);
+  const qgemm::Act act = act_of(call);
+  const double za = call.has_input(kAZp) ? in[kAZp].data[0] : 0.0;
+  for (int64_t m = 0; m < d.M; ++m)
+    for (int64_t n = 0; n < d.N; ++n) {
+      int64_t acc = 0;  // exact integer sum
+      for (int64_t k = 0; k < d.K; ++k)
+        acc += static_cast<int64_t>(in[kA].data[static_cast<size_t>(m * d.K + k)] - za) *
+               static_cast<int64_t>(in[kW].data[static_cast<size_t>(n * d.K + k)]);
+      double& y = out[0].data[static_cast<size_t>(m * d.N + n)];
+      if (o == qgemm::Out::i32) {
+        y = static_cast<double>(acc);
+        continue;
+      }
+      const RefTensor& as = in[kAScale];
+      const RefTensor& ws = in[kWScale];
+      const float fa = static_cast<float>(as.data.size() == 1 ? as.data[0] : as.data[static_cast<size_t>(m)]);
+      const float fw = static_cast<float>(ws.data.size() == 1 ? ws.data[0] : ws.data[static_cast<size_t>(n)]);
+      if (o == qgemm::Out::f32 || o == qgemm::Out::bf16) {
+        double v = static_cast<double>(acc) * fa * fw;
+        if (call.has_input(kBias)) v += in[kBias].data[static_cast<size_t>(n)];
+        y = act_ref(v, act);
+        continue;
+      }
+      // Requantize: emulate the kernel's f32 operations exactly.
+      float f = static_cast<float>(acc) * fa;
+      f = call.has_input(kBias)
+              ? std::fma(f, fw, static_cast<float>(in[kBias].data[static_cast<size_t>(n)]))
+              : f * fw;
+      if (act == qgemm::Act::relu) f = f > 0 ? f : 0.0f;
+      const bool u8 = o == qgemm::Out::u8;
+      const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+      const float r = f / static_cast<float>(in[kYScale].data[0]);
+      double q = std::nearbyint(static_cast<double>(r)) +
+                 (call.has_input(kYZp) ? in[kYZp].data[0] : 0.0);
+      if (std::isnan(q)) q = lo;
+      y = std::min(std::max(q, lo), hi);
+    }
+}
+
+ValueRange real(double lo, double hi) { return {lo, hi, false}; }
+ValueRange ints(double lo, double hi) { return {lo, hi, true}; }
+
+struct CaseSpec {
+  Shape a;
+  int64_t N;
+  DType at = DType::i8;
+  std::string output = "f32";
+  bool per_token = true, per_channel = true, bias = false, azp = false, yzp = false;
+  std::string act = "none";
+};
+
+CheckCase make_case(const CaseSpec& s) {
+  const int64_t K = s.a.back();
+  Shape rows = s.a;
+  rows.back() = 1;
+  const bool requant = s.output == "i8" || s.output == "u8";
+  const bool scales = s.output != "i32";
+  CheckCase c;
+  c.name = std::string(dtype_name(s.at)) + "_" + s.output + shape_str(s.a) + "_n" +
+           std::to_string(s.N) + (s.per_token ? "_tok" : "_tens") + (s.per_channel ? "_ch" : "") +
+           (s.bias ? "_bias" : "") + (s.azp ? "_azp" : "") + (s.yzp ? "_yzp" : "") +
+           (s.act != "none" ? "_" + s.act : "");
+  c.keep_dtypes = true;
+  const TensorDesc none = TensorDesc::none();
+  c.inputs = {TensorDesc(s.at, s.a),
+              TensorDesc(DType::i8, {s.N, K}),
+              scales ? TensorDesc(DType::f32, s.per_token ? rows : Shape{}) : none,
+              scales ? TensorDesc(DType::f32, s.per_channel ? Shape{s.N} : Shape{1}) : none,
+              s.bias ? TensorDesc(DType::f32, {s.N}) : none,
+              s.azp ? TensorDesc(s.at, {}) : none,
+              requant ? TensorDesc(DType::f32, {}) : none,
+              requant && s.yzp ? TensorDesc(s.output == "u8" ? DType::u8 : DType::i8, {}) : none};
+  c.attrs = {{"output", s.output}, {"activation", s.act}};
+  // Scales sized so that requantized outputs span the range and saturate sometimes.
+  const double sc = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(K, 1)));
+  c.ranges = {s.at == DType::u8 ? ints(0, 255) : ints(-128, 127),
+              ints(-128, 127),
+              real(0.5 * sc * 0.01, sc * 0.01),
+              real(0.005, 0.01),
+              real(-1, 1),
+              s.at == DType::u8 ? ints(100, 150) : ints(-10, 10),
+              real(0.004, 0.008),
+              s.output == "u8" ? ints(100, 150) : ints(-20, 20)};
+  c.tol_scale = 2;
+  return c;
+}
+
+}  // namespace
+
+void register_matmul_int8_op(Registry& r) {
+  OpSchema s;
+  s.name = "matmul_int8";
+  s.family = "quant";
+  s.doc =
+      "W8A8 linear: acc = sum_k (a - a_zero_point) * w[n, k] in exact int32; output i32 = acc, "
+      "f32/bf16 = act(acc * a_scale * w_scale + bias), i8/u8 = saturate(round(that / y_scale) + "
+      "y_zero_point)";
+  s.inputs = {{"a", "i8 or u8 [..., K]"},
+              {"w", "i8 [N, K]"},
+              {"a_scale", "f32 [] (per tensor) or [..., 1] (per token)", true},
+              {"w_scale", "f32 [] or [N] (per channel)", true},
+              {"bias", "f32 [N]", true},
+              {"a_zero_point", "dtype of a, []", true},
+              {"y_scale", "f32 [] (outputs i8/u8)", true},
+              {"y_zero_point", "dtype of y, [] (outputs i8/u8)", true}};
+  s.outputs = {{"y", "[..., N]: i32, f32, bf16, i8 or u8 (attribute output)"}};
+  s.attrs = {{"output", AttrType::str, std::string("f32"), "i32|f32|bf16|i8|u8"},
+             {"activation", AttrType::str, std::string("none"),
+              "none|relu|gelu|gelu_tanh|silu (i8/u8: none|relu)"}};
+  s.dtypes = {DType::f32, DType::bf16};
+  s.infer = infer;
+  s.reference = reference;
+  s.cases = [](DType t) {
+    std::vector<CheckCase> cs;
+    if (t == DType::bf16) {
+      for (const char* act : {"none", "gelu"}) {
+        CaseSpec c{{17, 65}, 33};
+        c.output = "bf16";
+        c.bias = true;
+        c.act = act;
+        cs.push_back(make_case(c));
+      }
+      CaseSpec c{{64, 255}, 100, DType::u8};
+      c.output = "bf16";
+      c.azp = true;
+      cs.push_back(make_case(c));
+      return cs;
+    }
+    const int64_t sizes[][3] = {{1, 1, 1},     {1, 7, 15},   {7, 15, 17},  {15, 16, 63},
+                                {16, 17, 64},  {17, 63, 65}, {63, 64, 1},  {64, 65, 255},
+                                {65, 1, 16},   {13, 100, 7}, {255, 31, 40}, {100, 255, 64},
+                                {1000, 17, 33}, {3, 1000, 65}, {1, 256, 1000}};
+    for (const auto& z : sizes) {
+      CaseSpec c{{z[0], z[2]}, z[1]};
+      c.output = "i32";
+      c.per_token = c.per_channel = false;
+      cs.push_back(make_case(c));
+    }
+    for (const auto& z : {sizes[2], sizes[7], sizes[11]}) {
+      CaseSpec c{{z[0], z[2]}, z[1], DType::u8};
+      c.output = "i32";
+      c.azp = true;
+      cs.push_back(make_case(c));
+    }
+    {
+      CaseSpec c{{2, 3, 40}, 20, DType::i8};
+      c.output = "i32";
+      cs.push_back(make_case(c));
+    }
+    // dequantizing epilogues
+    for (const char* act : {"none", "relu", "gelu", "gelu_tanh", "silu"}) {
+      CaseSpec c{{33, 70}, 45};
+      c.bias = true;
+      c.act = act;
+      cs.push_back(make_case(c));
+    }
+    {
+      CaseSpec c{{20, 255}, 31};
+      c.per_token = false;
+      c.per_channel = false;
+      cs.push_back(make_case(c));
+      CaseSpec u{{65, 64}, 17, DType::u8};
+      u.azp = true;
+      u.bias = true;
+      cs.push_back(make_case(u));
+    }
+    // requantizing epilogues
+    for (const char* o : {"i8", "u8"}) {
+      CaseSpec c{{40, 130}, 50};
+      c.output = o;
+      cs.push_back(make_case(c));
+      c.bias = true;
+      c.yzp = true;
+      cs.push_back(make_case(c));
+      c.act = "relu";
+      c.at = DType::u8;
+      c.azp = true;
+      cs.push_back(make_case(c));
+    }
+    return cs;
+  };
+  s.tolerance = default_tolerance;
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType) {
+    auto get = [&](const char* k, int64_t d) { return kv.count(k) ? std::stoll(kv.at(k)) : d; };
+    CaseSpec c{{get("m", 512), get("k", 4096)}, get("n", 4096)};
+    if (kv.count("output")) c.output = kv.at("output");
+    if (kv.count("a") && kv.at("a") == "u8") c.at = DType::u8;
+    return make_case(c);
+  };
+  s.cost = [](const OpCall& call, double* bytes, double* flops) {
+    const Dims d = dims_of(call);
+    *flops = 2.0 * static_cast<double>(d.M) * static_cast<double>(d.N) * static_cast<double>(d.K);
+    *bytes = static_cast<double>(d.M * d.K + d.N * d.K) +
+             static_cast<double>(call.out(0).numel() * static_cast<int64_t>(dtype_size(call.out(0).dtype)));
+  };
+  r.add_op(std::move(s));
+
+  struct K {
+    Isa isa;
+    const qgemm::KernelFns* fns;
+    std::function<bool()> cpu_ok;
+  };
+  const K kernels[] = {{Isa::avx512, &qgemm::fns_avx512vnni(), [] { return has_avx512_vnni(); }},
+                       {Isa::avx2, &qgemm::fns_avxvnni(), [] { return has_avx_vnni(); }},
+                       {Isa::avx2, &qgemm::fns_avx2(), nullptr},
+                       {Isa::scalar, &qgemm::fns_scalar(), nullptr}};
+  int priority = 50;
+  for (const K& k : kernels) {
+    struct Instance : KernelInstance {
+      const qgemm::KernelFns* fns;
+      Dims d;
+      size_t pack_bytes = 0, ws = 0;
+      qgemm::Out out;
+      qgemm::Act act;
+      size_t workspace_bytes() const override { return pack_bytes + ws + 128; }
+      const OpCall* call;
+      void run(const Tensor* in, Tensor* y, void* work) override {
+        uint8_t* base =
+            reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(work) + 63) & ~uintptr_t{63});
+        // The op form packs W on every call; include/opsnn/quant.h packs once.
+        qgemm::pack_w(fns->nr, d.N, d.K, in[kW].data_as<int8_t>(), d.K, base);
+        qgemm::Args a;
+        a.M = d.M;
+        a.N = d.N;
+        a.K = d.K;
+        a.a = in[kA].data();
+        a.lda = d.K;
+        a.a_signed = in[kA].dtype() == DType::i8;
+        if (call->has_input(kAZp))
+          a.a_zp = a.a_signed ? in[kAZp].data_as<int8_t>()[0] : in[kAZp].data_as<uint8_t>()[0];
+        a.packed_w = base;
+        a.y = y[0].data();
+        a.ldy = d.N;
+        a.ep.out = out;
+        a.ep.act = act;
+        if (call->has_input(kAScale)) {
+          a.ep.a_scale = in[kAScale].data_as<float>();
+          a.ep.a_scale_rs = in[kAScale].numel() == 1 ? 0 : 1;
+        }
+        if (call->has_input(kWScale)) {
+          a.ep.w_scale = in[kWScale].data_as<float>();
+          a.ep.w_scale_cs = in[kWScale].numel() == 1 && d.N != 1 ? 0 : 1;
+        }
+        if (call->has_input(kBias)) a.ep.bias = in[kBias].data_as<float>();
+        if (call->has_input(kYScale)) a.ep.y_scale = in[kYScale].data_as<float>()[0];
+        if (call->has_input(kYZp))
+          a.ep.y_zp = out == qgemm::Out::u8 ? in[kYZp].data_as<uint8_t>()[0]
+                                            : in[kYZp].data_as<int8_t>()[0];
+        a.ws = base + pack_bytes;
+        fns->run(a);
+      }
+    };
+    KernelDesc desc;
+    desc.name = std::string("matmul_int8_") + k.fns->name;
+    desc.isa = k.isa;
+    desc.cpu_ok = k.cpu_ok;
+    desc.dtypes = {DType::f32, DType::bf16};
+    desc.priority = priority -= 10;
+    desc.create = [fns = k.fns](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+      auto inst = std::make_unique<Instance>();
+      inst->fns = fns;
+      inst->call = &call;
+      inst->d = dims_of(call);
+      inst->out = out_of(call);
+      inst->act = act_of(call);
+      inst->pack_bytes = (qgemm::packed_bytes(fns->nr, inst->d.N, inst->d.K) + 63) & ~size_t{63};
+      inst->ws = qgemm::workspace_bytes(fns->nr, inst->d.M, inst->d.N, inst->d.K);
+      return inst;
+    };
+    r.add_kernel("matmul_int8", std::move(desc));
+  }
+}
+
 }  // namespace opsnn

@@ -1,0 +1,34 @@
+// int8 GEMM with AVX-512 VNNI (vpdpbusd): 12 rows x 32 columns per microkernel.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "kernels/qgemm/qgemm.h"
+#include "kernels/qgemm/qvec_avx512.h"
+#include "opsnn/thread_pool.h"
+
+namespace opsnn::simd::avx512::vnni {
+constexpr int kMR = 12, kNRV = 2;
+using VI = __m512i;
+inline VI vzero() { return _mm512_setzero_si512(); }
+inline VI loadw(const int8_t* p) { return _mm512_loadu_si512(p); }
+inline VI bcast4(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+inline VI dp(VI acc, VI a, VI w) { return _mm512_dpbusd_epi32(acc, a, w); }
+inline void storev(int32_t* p, VI v) { _mm512_storeu_si512(p, v); }
+#include "kernels/qgemm/qgemm_impl.h"
+}  // namespace opsnn::simd::avx512::vnni
+
+namespace opsnn::qgemm {
+const KernelFns& fns_avx512vnni() {
+  static const KernelFns f{"12x32_avx512vnni", simd::avx512::vnni::kNR, simd::avx512::vnni::kMR,
+                           &simd::avx512::vnni::run};
+  return f;
+}
+}  // namespace opsnn::qgemm

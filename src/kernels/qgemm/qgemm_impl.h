@@ -1,0 +1,134 @@
+// The int8 GEMM driver and microkernel, written once; included by
+// qgemm_{scalar,avx2,avxvnni,avx512vnni}.cc inside an ISA namespace that
+// defines: kMR (rows per microkernel), kNRV (int32 vectors per row, so the
+// panel width is kNR = kNRV * kLanes), VI, vzero(), loadw(p) (kLanes columns x
+// 4 k of the packed panel), bcast4(p) (4 activation bytes to every lane),
+// dp(acc, a, w) (acc += sum of 4 u8 x s8 products per lane, exact) and
+// storev(p, v). The epilogue uses the vec_*.h / qvec_*.h names.
+
+constexpr int kNR = kNRV * kLanes;
+
+template <int MR>
+void ukernel(const uint8_t* a, int64_t lda, const int8_t* w, int64_t K4, int32_t* c) {
+  VI acc[MR][kNRV];
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < kNRV; ++v) acc[i][v] = vzero();
+  for (int64_t k4 = 0; k4 < K4; ++k4) {
+    VI wv[kNRV];
+    for (int v = 0; v < kNRV; ++v) wv[v] = loadw(w + (k4 * kNR + v * kLanes) * 4);
+    for (int i = 0; i < MR; ++i) {
+      const VI ab = bcast4(a + i * lda + k4 * 4);
+      for (int v = 0; v < kNRV; ++v) acc[i][v] = dp(acc[i][v], ab, wv[v]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < kNRV; ++v) storev(c + i * kNR + v * kLanes, acc[i][v]);
+}
+
+using UkFn = void (*)(const uint8_t*, int64_t, const int8_t*, int64_t, int32_t*);
+template <int... I>
+constexpr std::array<UkFn, sizeof...(I)> uk_table(std::integer_sequence<int, I...>) {
+  return {&ukernel<I + 1>...};
+}
+inline constexpr std::array<UkFn, kMR> kUk = uk_table(std::make_integer_sequence<int, kMR>{});
+
+inline Vf act_apply(Vf x, qgemm::Act act) {
+  switch (act) {
+    case qgemm::Act::none:
+      return x;
+    case qgemm::Act::relu:
+      return max(x, zero());
+    case qgemm::Act::gelu_erf: {
+      const Vf hx = x * set1(0.5f);
+      return fma(hx, verf(x * set1(0.70710678118654752f)), hx);
+    }
+    case qgemm::Act::gelu_tanh: {
+      const Vf hx = x * set1(0.5f);
+      const Vf u = set1(0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
+      return fma(hx, vtanh(u), hx);
+    }
+    case qgemm::Act::silu:
+      return x * vsigmoid(x);
+  }
+  return x;
+}
+
+// Row m, columns [n0, n0 + nvalid) of a tile (c: kNR int32 sums).
+inline void epilogue_row(const qgemm::Args& a, const int32_t* c, const int32_t* corr, int64_t m,
+                         int64_t n0, int nvalid) {
+  const qgemm::Epilogue& ep = a.ep;
+  for (int v = 0; v < kNRV; ++v) {
+    const int off = v * kLanes;
+    const int n = std::min(kLanes, nvalid - off);
+    if (n <= 0) break;
+    const int64_t col = n0 + off;
+    const Vi acc = loadi(c + off) - loadi(corr + col);
+    const int64_t yo = m * a.ldy + col;
+    if (ep.out == qgemm::Out::i32) {
+      storei_n(static_cast<int32_t*>(a.y) + yo, acc, n);
+      continue;
+    }
+    // Fixed f32 order (the reference emulates it): ((float)acc * a_scale) * w_scale [+ bias]
+    Vf f = cvt_f32(acc) * set1(ep.a_scale[m * ep.a_scale_rs]);
+    const Vf ws = ep.w_scale_cs ? load_n(ep.w_scale + col, n) : set1(ep.w_scale[0]);
+    f = ep.bias ? fma(f, ws, load_n(ep.bias + col, n)) : f * ws;
+    f = act_apply(f, ep.act);
+    if (ep.out == qgemm::Out::f32) {
+      store_n(static_cast<float*>(a.y) + yo, f, n);
+    } else if (ep.out == qgemm::Out::bf16) {
+      store_n(static_cast<bf16*>(a.y) + yo, f, n);
+    } else {
+      const bool u8 = ep.out == qgemm::Out::u8;
+      const Vf lo = set1(u8 ? 0.0f : -128.0f), hi = set1(u8 ? 255.0f : 127.0f);
+      Vf q = round(f / set1(ep.y_scale)) + set1(static_cast<float>(ep.y_zp));
+      q = min(max(q, lo), hi);
+      store_bytes_n(static_cast<uint8_t*>(a.y) + yo, cvt_round(q), n);
+    }
+  }
+}
+
+inline void run(const qgemm::Args& a) {
+  const int64_t M = a.M, N = a.N, K = a.K, K4 = qgemm::k4_of(K), lda4 = K4 * 4;
+  if (M == 0 || N == 0) return;
+  uint8_t* ap =
+      reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
+  int32_t* corr = reinterpret_cast<int32_t*>(
+      (reinterpret_cast<uintptr_t>(ap + M * lda4) + 63) & ~uintptr_t{63});
+  const int32_t c = (a.a_signed ? 128 : 0) + a.a_zp;
+  const int32_t* colsum = qgemm::packed_colsum(a.packed_w, kNR, N, K);
+  const int64_t npad = (N + kNR - 1) / kNR * kNR;
+  for (int64_t n = 0; n < npad; ++n) corr[n] = c * colsum[n];
+  // A as u8 (s8 shifted by 128), K padded with zeros to a multiple of 4.
+  parallel_for(M, std::max<int64_t>(1, 65536 / std::max<int64_t>(lda4, 1)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t m = b; m < e; ++m) {
+                   const uint8_t* src = static_cast<const uint8_t*>(a.a) + m * a.lda;
+                   uint8_t* dst = ap + m * lda4;
+                   if (a.a_signed)
+                     for (int64_t k = 0; k < K; ++k) dst[k] = static_cast<uint8_t>(src[k] ^ 0x80u);
+                   else
+                     std::memcpy(dst, src, static_cast<size_t>(K));
+                   for (int64_t k = K; k < lda4; ++k) dst[k] = 0;
+                 }
+               });
+  const int64_t MC = kMR * 8, NC = kNR * 8;
+  const int64_t tm = (M + MC - 1) / MC, tn = (N + NC - 1) / NC;
+  const int8_t* pw = static_cast<const int8_t*>(a.packed_w);
+  parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
+    alignas(64) int32_t tile[kMR * kNR];
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t im = t % tm, in = t / tm;  // consecutive tasks share a block of W
+      const int64_t m0 = im * MC, m1 = std::min(M, m0 + MC);
+      const int64_t n0 = in * NC, n1 = std::min(N, n0 + NC);
+      for (int64_t p0 = n0; p0 < n1; p0 += kNR) {
+        const int8_t* wp = pw + (p0 / kNR) * kNR * lda4;
+        const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
+        for (int64_t mm = m0; mm < m1; mm += kMR) {
+          const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
+          kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4, lda4, wp, K4, tile);
+          for (int i = 0; i < mr; ++i) epilogue_row(a, tile + i * kNR, corr, mm + i, p0, nvalid);
+        }
+      }
+    }
+  });
+}
