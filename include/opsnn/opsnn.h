@@ -9,6 +9,7 @@
 #include "opsnn/log.h"
 #include "opsnn/memory.h"
 #include "opsnn/op.h"
+#include "opsnn/quant.h"
 #include "opsnn/tensor.h"
 #include "opsnn/thread_pool.h"
 

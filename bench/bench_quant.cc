@@ -1,0 +1,170 @@
+// Quantized matmuls side by side with our f32 matmul, in one process:
+//  - decode (M = 1, 8): f32 pre-packed matmul vs matmul_wq int8 (group 128)
+//    and int4 (groups 32 and 128); GB/s of weight traffic and the ratio to f32
+//  - compute bound: matmul_int8 (W8A8, pre-packed, f32 dequantized output)
+//    vs f32 pre-packed matmul; GOP/s and the ratio
+// Each round runs every contender of a shape once (interleaved), min/median
+// over the rounds. Run under `/work/wt/cpu bench` on the shared machine:
+//   build/bench/opsnn_bench_quant [rounds] [threads]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "opsnn/bench.h"
+#include "opsnn/opsnn.h"
+
+namespace {
+
+using namespace opsnn;
+
+struct Stat {
+  double min_ms = 0, med_ms = 0;
+};
+
+std::vector<Stat> time_side_by_side(std::vector<std::function<void()>>& fns, int rounds) {
+  const size_t n = fns.size();
+  std::vector<std::vector<double>> t(n);
+  for (auto& f : fns) f();  // warm up
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < n; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      fns[i]();
+      t[i].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  std::vector<Stat> s(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::sort(t[i].begin(), t[i].end());
+    s[i] = {t[i].front(), t[i][t[i].size() / 2]};
+  }
+  return s;
+}
+
+uint32_t next(uint32_t& s) {
+  s = s * 1664525u + 1013904223u;
+  return s >> 8;
+}
+Tensor rand_f32(const Shape& sh, float lo, float hi, uint32_t seed) {
+  Tensor t = Tensor::empty(sh, DType::f32);
+  float* p = t.data_as<float>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = lo + (hi - lo) * static_cast<float>(next(seed) & 0xffff) / 65535.0f;
+  return t;
+}
+Tensor rand_bytes(const Shape& sh, DType dt, uint32_t seed) {
+  Tensor t = Tensor::empty(sh, dt);
+  uint8_t* p = static_cast<uint8_t*>(t.data());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<uint8_t>(next(seed));
+  return t;
+}
+
+struct Contender {
+  std::string name;
+  double weight_bytes;
+  std::function<void()> fn;
+};
+
+// A matmul_wq op with its inputs, outputs and workspace, ready to run.
+struct WqCase {
+  Op op;
+  std::vector<Tensor> ins, outs;
+  Tensor ws;
+  WqCase(const Tensor& x, int64_t N, int bits, int group) {
+    const int64_t K = x.dim(1);
+    ins = {x, rand_bytes({N, bits == 4 ? K / 2 : K}, bits == 4 ? DType::u8 : DType::i8, 7),
+           rand_f32({N, K / group}, 0.001f, 0.01f, 9)};
+    op = Op::create("matmul_wq", ins, {{"bits", int64_t{bits}}, {"group", int64_t{group}}});
+    for (const TensorDesc& d : op.outputs()) outs.push_back(Tensor::zeros(d.shape, d.dtype));
+    ws = Tensor::zeros({static_cast<int64_t>(op.workspace_bytes()) + 64}, DType::u8);
+  }
+  void run() { op.run(ins, outs, ws.data()); }
+  double weight_bytes() const {
+    return static_cast<double>(ins[1].nbytes() + ins[2].nbytes());
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 20;
+  if (argc > 2) set_num_threads(std::atoi(argv[2]));
+  const CpuInfo& ci = cpu_info();
+  std::printf("ops-nn quantized matmul bench: %s, isa %s, %d thread(s), L2 %zu KiB, L3 %zu MiB\n",
+              ci.brand.c_str(), isa_name(active_isa()), num_threads(), ci.l2_bytes >> 10,
+              ci.l3_bytes >> 20);
+  const double read_gbps = measure_read_gbps();
+  const double peak = measure_fma_peak_gflops();
+  std::printf("measured now: DRAM read %.1f GB/s, f32 FMA peak %.1f GFLOP/s\n\n", read_gbps, peak);
+
+  struct S {
+    int64_t m, n, k;
+  };
+  std::printf("== decode: f32 pre-packed matmul vs weight-only int8/int4 (matmul_wq) ==\n");
+  std::printf("%-16s %-16s %9s %9s %9s %8s %8s %9s\n", "shape", "kernel", "min_ms", "med_ms",
+              "w_MiB", "GB/s", "GFLOP/s", "x_f32");
+  for (S s : {S{1, 4096, 4096}, S{1, 11008, 4096}, S{8, 4096, 4096}}) {
+    Tensor x = rand_f32({s.m, s.k}, -1, 1, 1);
+    Tensor wf = rand_f32({s.n, s.k}, -0.05f, 0.05f, 2);
+    PackedMatrix pf = pack_matrix(wf, /*transposed=*/true);
+    Tensor yf = Tensor::zeros({s.m, s.n}, DType::f32);
+    WqCase w8(x, s.n, 8, 128), w4a(x, s.n, 4, 32), w4b(x, s.n, 4, 128);
+    std::vector<Contender> cs = {
+        {"f32", static_cast<double>(pf.bytes()), [&] { matmul_packed(x, pf, yf); }},
+        {"wq_int8_g128", w8.weight_bytes(), [&] { w8.run(); }},
+        {"wq_int4_g32", w4a.weight_bytes(), [&] { w4a.run(); }},
+        {"wq_int4_g128", w4b.weight_bytes(), [&] { w4b.run(); }},
+    };
+    std::vector<std::function<void()>> fns;
+    for (auto& c : cs) fns.push_back(c.fn);
+    const std::vector<Stat> st = time_side_by_side(fns, rounds);
+    const std::string shape =
+        std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const double sec = st[i].min_ms * 1e-3;
+      std::printf("%-16s %-16s %9.4f %9.4f %9.2f %8.1f %8.1f %8.2fx\n", shape.c_str(),
+                  cs[i].name.c_str(), st[i].min_ms, st[i].med_ms, cs[i].weight_bytes / 1048576.0,
+                  cs[i].weight_bytes / sec / 1e9,
+                  2.0 * static_cast<double>(s.m * s.n * s.k) / sec / 1e9,
+                  st[0].min_ms / st[i].min_ms);
+    }
+  }
+
+  std::printf("\n== compute bound: W8A8 matmul_int8 (pre-packed, f32 output) vs f32 ==\n");
+  std::printf("%-16s %-22s %9s %9s %9s %8s\n", "shape", "kernel", "min_ms", "med_ms", "GOP/s",
+              "x_f32");
+  for (S s : {S{512, 4096, 4096}, S{2048, 768, 768}, S{2048, 2048, 2048}}) {
+    Tensor xf = rand_f32({s.m, s.k}, -1, 1, 1);
+    Tensor wf = rand_f32({s.n, s.k}, -0.05f, 0.05f, 2);
+    PackedMatrix pf = pack_matrix(wf, true);
+    Tensor yf = Tensor::zeros({s.m, s.n}, DType::f32);
+    Tensor a8 = rand_bytes({s.m, s.k}, DType::i8, 3);
+    Tensor w8 = rand_bytes({s.n, s.k}, DType::i8, 4);
+    PackedInt8Matrix p8 = pack_int8_matrix(w8);
+    Tensor as = rand_f32({s.m}, 0.001f, 0.01f, 5), wsc = rand_f32({s.n}, 0.001f, 0.01f, 6);
+    Tensor y8 = Tensor::zeros({s.m, s.n}, DType::f32);
+    Tensor y32 = Tensor::zeros({s.m, s.n}, DType::i32);
+    Int8MatmulParams prm;
+    prm.a_scale = &as;
+    prm.w_scale = &wsc;
+    std::vector<std::pair<std::string, std::function<void()>>> cs = {
+        {"f32", [&] { matmul_packed(xf, pf, yf); }},
+        {"int8_" + p8.kernel() + "_f32out", [&] { matmul_int8_packed(a8, p8, y8, prm); }},
+        {"int8_" + p8.kernel() + "_i32out", [&] { matmul_int8_packed(a8, p8, y32); }},
+    };
+    std::vector<std::function<void()>> fns;
+    for (auto& c : cs) fns.push_back(c.second);
+    const std::vector<Stat> st = time_side_by_side(fns, std::max(3, rounds / 4));
+    const std::string shape =
+        std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    for (size_t i = 0; i < cs.size(); ++i)
+      std::printf("%-16s %-22s %9.3f %9.3f %9.1f %7.2fx\n", shape.c_str(), cs[i].first.c_str(),
+                  st[i].min_ms, st[i].med_ms,
+                  2.0 * static_cast<double>(s.m * s.n * s.k) / (st[i].min_ms * 1e-3) / 1e9,
+                  st[0].min_ms / st[i].min_ms);
+  }
+  return 0;
+}
