@@ -223,7 +223,7 @@ void register_matmul_wq_op(Registry& r) {
         nullptr,
         [](const OpCall& call) {
           const WqShape sh = wq_shape(call);
-          return quant::wq_workspace_bytes(sh.M, sh.K);
+          return quant::wq_workspace_bytes(sh.M, sh.K, sh.group);
         });
     r.add_kernel("matmul_wq", std::move(k));
   }

@@ -71,11 +71,11 @@ struct WqArgs {
   const void* bias = nullptr;
   DType yt = DType::f32;
   void* y = nullptr;
-  void* ws = nullptr;  // wq_workspace_bytes(M, K)
+  void* ws = nullptr;  // wq_workspace_bytes(M, K, group)
 };
 using WqFn = void (*)(const WqArgs&);
-inline size_t wq_workspace_bytes(int64_t M, int64_t K) {
-  return static_cast<size_t>(M * K) * sizeof(float) + 64;
+inline size_t wq_workspace_bytes(int64_t M, int64_t K, int group) {
+  return static_cast<size_t>(M * K + M * (K / group)) * sizeof(float) + 64;
 }
 
 struct Fns {

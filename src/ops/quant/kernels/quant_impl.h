@@ -184,28 +184,35 @@ void dynamic_t(const quant::DynamicArgs& a) {
 }
 
 // ---- matmul_wq ----------------------------------------------------------------------
-// One tile: MR rows of x (xp, f32, permuted for int4) times NR weight rows.
+// One tile: MR rows of x (xp, f32, permuted for int4) times NR consecutive
+// weight rows (one contiguous block of NR * row_bytes). The zero point is
+// folded out of the inner loop: sum_k (q - z) x = sum_k q x - z * xsum, with
+// xsum the group sums of x (computed once per call). `pf` is the next tile's
+// block, prefetched as this one is consumed (DRAM latency hiding).
 template <int BITS, int MR, int NR>
-inline void wq_tile(const quant::WqArgs& a, const float* xp, int64_t m0, int64_t n0,
-                    float* out) {
+inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, int64_t m0,
+                    int64_t n0, const uint8_t* pf, float* out) {
   const int64_t K = a.K, gs = a.group, G = K / gs;
   const int64_t row_bytes = BITS == 4 ? K / 2 : K;
   const uint8_t* wz = static_cast<const uint8_t*>(a.zp);
-  const int32_t zdef = BITS == 4 ? 8 : 0;
+  const float zdef = BITS == 4 ? 8.0f : 0.0f;
+  constexpr int kStep = (BITS == 4 ? kLanes : 2 * kLanes) * NR;  // bytes of W per k step
   Vf tot[MR][NR];
+  float corr[MR][NR];
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NR; ++j) tot[i][j] = zero();
+    for (int j = 0; j < NR; ++j) {
+      tot[i][j] = zero();
+      corr[i][j] = 0.0f;
+    }
+  const uint8_t* w0p = a.w + n0 * row_bytes;
   for (int64_t g = 0; g < G; ++g) {
     Vf acc0[MR][NR], acc1[MR][NR];
-    Vi zv[NR];
-    for (int j = 0; j < NR; ++j) {
-      const int64_t zi = (n0 + j) * G + g;
-      zv[j] = set1i(!wz ? zdef
-                        : (BITS == 4 ? static_cast<int32_t>(wz[zi])
-                                     : static_cast<int32_t>(static_cast<const int8_t*>(a.zp)[zi])));
-      for (int i = 0; i < MR; ++i) acc0[i][j] = acc1[i][j] = zero();
-    }
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc0[i][j] = acc1[i][j] = zero();
     for (int64_t k = g * gs; k < (g + 1) * gs; k += 2 * kLanes) {
+      __builtin_prefetch(pf);
+      if constexpr (kStep > 64) __builtin_prefetch(pf + 64);
+      pf += kStep;
       Vf x0[MR], x1[MR];
       for (int i = 0; i < MR; ++i) {
         const float* xr = xp + (m0 + i) * K + k;
@@ -213,16 +220,16 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, int64_t m0, int64_t
         x1[i] = load(xr + kLanes);
       }
       for (int j = 0; j < NR; ++j) {
-        const uint8_t* wr = a.w + (n0 + j) * row_bytes;
+        const uint8_t* wr = w0p + j * row_bytes;
         Vf w0, w1;
         if constexpr (BITS == 4) {
           const Vi b = load_u8x(wr + k / 2);
-          w0 = cvt_f32((b & set1i(15)) - zv[j]);
-          w1 = cvt_f32(shr_logic<4>(b) - zv[j]);
+          w0 = cvt_f32(b & set1i(15));
+          w1 = cvt_f32(shr_logic<4>(b));
         } else {
           const int8_t* ws = reinterpret_cast<const int8_t*>(wr) + k;
-          w0 = cvt_f32(load_s8x(ws) - zv[j]);
-          w1 = cvt_f32(load_s8x(ws + kLanes) - zv[j]);
+          w0 = cvt_f32(load_s8x(ws));
+          w1 = cvt_f32(load_s8x(ws + kLanes));
         }
         for (int i = 0; i < MR; ++i) {
           acc0[i][j] = fma(w0, x0[i], acc0[i][j]);
@@ -231,20 +238,30 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, int64_t m0, int64_t
       }
     }
     for (int j = 0; j < NR; ++j) {
-      const Vf s = set1(a.scales[(n0 + j) * G + g]);
-      for (int i = 0; i < MR; ++i) tot[i][j] = fma(acc0[i][j] + acc1[i][j], s, tot[i][j]);
+      const int64_t gi = (n0 + j) * G + g;
+      const float sc = a.scales[gi];
+      const Vf s = set1(sc);
+      const float z =
+          !wz ? zdef
+              : (BITS == 4 ? static_cast<float>(wz[gi])
+                           : static_cast<float>(static_cast<const int8_t*>(a.zp)[gi]));
+      for (int i = 0; i < MR; ++i) {
+        tot[i][j] = fma(acc0[i][j] + acc1[i][j], s, tot[i][j]);
+        corr[i][j] += sc * (z * xsum[(m0 + i) * G + g]);
+      }
     }
   }
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NR; ++j) out[i * NR + j] = reduce_add(tot[i][j]);
+    for (int j = 0; j < NR; ++j) out[i * NR + j] = reduce_add(tot[i][j]) - corr[i][j];
 }
 
 template <int BITS>
-inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp, int64_t m0,
-                        int64_t n0, float* out) {
-#define OPSNN_WQ_CASE(R, C) \
-  case (R) * 8 + (C):       \
-    wq_tile<BITS, R, C>(a, xp, m0, n0, out); \
+inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp,
+                        const float* xsum, int64_t m0, int64_t n0, const uint8_t* pf,
+                        float* out) {
+#define OPSNN_WQ_CASE(R, C)                                  \
+  case (R) * 8 + (C):                                        \
+    wq_tile<BITS, R, C>(a, xp, xsum, m0, n0, pf, out); \
     return;
   switch (mr * 8 + nr) {
     OPSNN_WQ_CASE(1, 1)
@@ -263,10 +280,12 @@ inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp,
 
 template <class X, class Y>
 void wq_t(const quant::WqArgs& a) {
-  const int64_t M = a.M, N = a.N, K = a.K;
+  const int64_t M = a.M, N = a.N, K = a.K, G = K / a.group;
   float* xp = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
+  float* xsum = xp + M * K;
   const X* x = static_cast<const X*>(a.x);
   // f32 copy of x; for int4 each chunk of 2*kLanes is reordered [even k | odd k].
+  // xsum: the group sums of x, in k order.
   for (int64_t m = 0; m < M; ++m) {
     const X* xr = x + m * K;
     float* pr = xp + m * K;
@@ -279,8 +298,14 @@ void wq_t(const quant::WqArgs& a) {
     } else {
       for (int64_t k = 0; k < K; ++k) pr[k] = to_float(xr[k]);
     }
+    for (int64_t g = 0; g < G; ++g) {
+      float s = 0;
+      for (int64_t k = g * a.group; k < (g + 1) * a.group; ++k) s += to_float(xr[k]);
+      xsum[m * G + g] = s;
+    }
   }
   Y* y = static_cast<Y*>(a.y);
+  const int64_t row_bytes = a.bits == 4 ? K / 2 : K;
   constexpr int kNr1 = kLanes >= 16 ? 4 : 2;  // weight rows per tile when M == 1
   parallel_for(N, 32, [&](int64_t nb, int64_t ne) {
     float out[8] = {};
@@ -289,10 +314,11 @@ void wq_t(const quant::WqArgs& a) {
       const int nr_max = M == 1 ? kNr1 : (mr <= 2 ? 2 : 1);
       for (int64_t n0 = nb; n0 < ne;) {
         const int nr = static_cast<int>(std::min<int64_t>(nr_max, ne - n0));
+        const uint8_t* pf = a.w + (n0 + nr) * row_bytes;
         if (a.bits == 4)
-          wq_tile_any<4>(mr, nr, a, xp, m0, n0, out);
+          wq_tile_any<4>(mr, nr, a, xp, xsum, m0, n0, pf, out);
         else
-          wq_tile_any<8>(mr, nr, a, xp, m0, n0, out);
+          wq_tile_any<8>(mr, nr, a, xp, xsum, m0, n0, pf, out);
         for (int i = 0; i < mr; ++i)
           for (int j = 0; j < nr; ++j) {
             float v = out[i * nr + j];
