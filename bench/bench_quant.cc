@@ -82,9 +82,7 @@ struct WqCase {
     ws = Tensor::zeros({static_cast<int64_t>(op.workspace_bytes()) + 64}, DType::u8);
   }
   void run() { op.run(ins, outs, ws.data()); }
-  double weight_bytes() const {
-    return static_cast<double>(ins[1].nbytes() + ins[2].nbytes());
-  }
+  double weight_bytes() const { return static_cast<double>(ins[1].nbytes() + ins[2].nbytes()); }
 };
 
 }  // namespace

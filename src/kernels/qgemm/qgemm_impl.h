@@ -92,8 +92,8 @@ inline void run(const qgemm::Args& a) {
   if (M == 0 || N == 0) return;
   uint8_t* ap =
       reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
-  int32_t* corr = reinterpret_cast<int32_t*>(
-      (reinterpret_cast<uintptr_t>(ap + M * lda4) + 63) & ~uintptr_t{63});
+  int32_t* corr = reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(ap + M * lda4) + 63) &
+                                             ~uintptr_t{63});
   const int32_t c = (a.a_signed ? 128 : 0) + a.a_zp;
   const int32_t* colsum = qgemm::packed_colsum(a.packed_w, kNR, N, K);
   const int64_t npad = (N + kNR - 1) / kNR * kNR;

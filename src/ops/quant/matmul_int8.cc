@@ -107,8 +107,7 @@ std::vector<TensorDesc> infer(const OpCall& call) {
     call.fail(ops::input_name(call, kWScale), "[] or [1] or [" + std::to_string(d.N) + "]",
               shape_str(call.in(kWScale).shape));
   if (call.has_input(kBias)) {
-    if (!need_scales)
-      call.fail(ops::input_name(call, kBias), "absent for output i32", "present");
+    if (!need_scales) call.fail(ops::input_name(call, kBias), "absent for output i32", "present");
     ops::require_dtype(call, kBias, {DType::f32});
     ops::require_shape(call, kBias, {d.N});
   }
@@ -137,7 +136,8 @@ std::vector<TensorDesc> infer(const OpCall& call) {
     call.fail(ops::input_name(call, kYScale), "absent unless output is i8|u8", "present");
   }
   if (out == qgemm::Out::i32 && act != qgemm::Act::none)
-    call.fail("attribute 'activation'", "none for output i32", "'" + call.attrs.s("activation") + "'");
+    call.fail("attribute 'activation'", "none for output i32",
+              "'" + call.attrs.s("activation") + "'");
   Shape ys = call.in(kA).shape;
   ys.back() = d.N;
   return {TensorDesc(out_dtype(out), ys)};
@@ -178,8 +178,10 @@ void reference(const OpCall& call, const std::vector<RefTensor>& in, std::vector
       }
       const RefTensor& as = in[kAScale];
       const RefTensor& ws = in[kWScale];
-      const float fa = static_cast<float>(as.data.size() == 1 ? as.data[0] : as.data[static_cast<size_t>(m)]);
-      const float fw = static_cast<float>(ws.data.size() == 1 ? ws.data[0] : ws.data[static_cast<size_t>(n)]);
+      const float fa =
+          static_cast<float>(as.data.size() == 1 ? as.data[0] : as.data[static_cast<size_t>(m)]);
+      const float fw =
+          static_cast<float>(ws.data.size() == 1 ? ws.data[0] : ws.data[static_cast<size_t>(n)]);
       if (o == qgemm::Out::f32 || o == qgemm::Out::bf16) {
         double v = static_cast<double>(acc) * fa * fw;
         if (call.has_input(kBias)) v += in[kBias].data[static_cast<size_t>(n)];
@@ -195,8 +197,8 @@ void reference(const OpCall& call, const std::vector<RefTensor>& in, std::vector
       const bool u8 = o == qgemm::Out::u8;
       const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
       const float r = f / static_cast<float>(in[kYScale].data[0]);
-      double q = std::nearbyint(static_cast<double>(r)) +
-                 (call.has_input(kYZp) ? in[kYZp].data[0] : 0.0);
+      double q =
+          std::nearbyint(static_cast<double>(r)) + (call.has_input(kYZp) ? in[kYZp].data[0] : 0.0);
       if (std::isnan(q)) q = lo;
       y = std::min(std::max(q, lo), hi);
     }
@@ -291,9 +293,9 @@ void register_matmul_int8_op(Registry& r) {
       cs.push_back(make_case(c));
       return cs;
     }
-    const int64_t sizes[][3] = {{1, 1, 1},     {1, 7, 15},   {7, 15, 17},  {15, 16, 63},
-                                {16, 17, 64},  {17, 63, 65}, {63, 64, 1},  {64, 65, 255},
-                                {65, 1, 16},   {13, 100, 7}, {255, 31, 40}, {100, 255, 64},
+    const int64_t sizes[][3] = {{1, 1, 1},      {1, 7, 15},    {7, 15, 17},   {15, 16, 63},
+                                {16, 17, 64},   {17, 63, 65},  {63, 64, 1},   {64, 65, 255},
+                                {65, 1, 16},    {13, 100, 7},  {255, 31, 40}, {100, 255, 64},
                                 {1000, 17, 33}, {3, 1000, 65}, {1, 256, 1000}};
     for (const auto& z : sizes) {
       CaseSpec c{{z[0], z[2]}, z[1]};
@@ -356,7 +358,8 @@ void register_matmul_int8_op(Registry& r) {
     const Dims d = dims_of(call);
     *flops = 2.0 * static_cast<double>(d.M) * static_cast<double>(d.N) * static_cast<double>(d.K);
     *bytes = static_cast<double>(d.M * d.K + d.N * d.K) +
-             static_cast<double>(call.out(0).numel() * static_cast<int64_t>(dtype_size(call.out(0).dtype)));
+             static_cast<double>(call.out(0).numel() *
+                                 static_cast<int64_t>(dtype_size(call.out(0).dtype)));
   };
   r.add_op(std::move(s));
 
@@ -421,7 +424,8 @@ void register_matmul_int8_op(Registry& r) {
     desc.cpu_ok = k.cpu_ok;
     desc.dtypes = {DType::f32, DType::bf16};
     desc.priority = priority -= 10;
-    desc.create = [fns = k.fns](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+    desc.create = [fns = k.fns](const OpCall& call,
+                                std::string*) -> std::unique_ptr<KernelInstance> {
       auto inst = std::make_unique<Instance>();
       inst->fns = fns;
       inst->call = &call;

@@ -1,5 +1,6 @@
 // matmul_wq: weight-only quantized linear layer for LLM decode.
-//   y[..., N] = x[..., K] @ W^T + bias,  W[n, k] = (q[n, k] - zp[n, g]) * scale[n, g], g = k / group
+//   y[..., N] = x[..., K] @ W^T + bias,  W[n, k] = (q[n, k] - zp[n, g]) * scale[n, g], g = k /
+//   group
 // bits 8: q int8 [N, K]; bits 4: q unsigned 4-bit packed two per byte [N, K/2]
 // (k even in the low nibble), zero point default 8 (i.e. signed 4-bit, -8..7).
 // See docs/quantization.md for the layout and src/ops/quant/kernels/quant_impl.h
@@ -75,12 +76,11 @@ CheckCase make_case(std::string name, DType t, Shape xs, int64_t N, int bits, in
   CheckCase c;
   c.name = std::move(name);
   c.keep_dtypes = true;
-  c.inputs = {TensorDesc(t, xs),
-              TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, bits == 4 ? K / 2 : K}),
-              TensorDesc(DType::f32, {N, K / group}),
-              zp ? TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, K / group})
-                 : TensorDesc::none(),
-              bias ? TensorDesc(t, {N}) : TensorDesc::none()};
+  c.inputs = {
+      TensorDesc(t, xs), TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, bits == 4 ? K / 2 : K}),
+      TensorDesc(DType::f32, {N, K / group}),
+      zp ? TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, K / group}) : TensorDesc::none(),
+      bias ? TensorDesc(t, {N}) : TensorDesc::none()};
   c.attrs = {{"bits", int64_t{bits}}, {"group", int64_t{group}}};
   c.ranges = {real(-1, 1), bits == 4 ? ints(0, 255) : ints(-128, 127), real(0.005, 0.02),
               bits == 4 ? ints(0, 15) : ints(-8, 8), real(-1, 1)};
@@ -123,12 +123,14 @@ void register_matmul_wq_op(Registry& r) {
         const int64_t g = k / sh.group;
         double q;
         if (sh.bits == 4) {
-          const int64_t b = static_cast<int64_t>(in[1].data[static_cast<size_t>(n * sh.K / 2 + k / 2)]);
+          const int64_t b =
+              static_cast<int64_t>(in[1].data[static_cast<size_t>(n * sh.K / 2 + k / 2)]);
           q = static_cast<double>(k % 2 == 0 ? (b & 15) : (b >> 4));
         } else {
           q = in[1].data[static_cast<size_t>(n * sh.K + k)];
         }
-        const double z = zp ? in[3].data[static_cast<size_t>(n * sh.G + g)] : (sh.bits == 4 ? 8 : 0);
+        const double z =
+            zp ? in[3].data[static_cast<size_t>(n * sh.G + g)] : (sh.bits == 4 ? 8 : 0);
         w[static_cast<size_t>(k)] = (q - z) * in[2].data[static_cast<size_t>(n * sh.G + g)];
       }
       for (int64_t m = 0; m < sh.M; ++m) {
@@ -158,8 +160,8 @@ void register_matmul_wq_op(Registry& r) {
     };
     for (int bits : {4, 8})
       for (const C& c : list)
-        cs.push_back(make_case("b" + std::to_string(bits) + "_g" + std::to_string(c.group) +
-                                   "_x" + shape_str(c.x) + "_n" + std::to_string(c.N) +
+        cs.push_back(make_case("b" + std::to_string(bits) + "_g" + std::to_string(c.group) + "_x" +
+                                   shape_str(c.x) + "_n" + std::to_string(c.N) +
                                    (c.zp ? "_zp" : "") + (c.bias ? "_bias" : ""),
                                t, c.x, c.N, bits, c.group, c.zp, c.bias));
     return cs;
@@ -181,8 +183,8 @@ void register_matmul_wq_op(Registry& r) {
     b += static_cast<double>(call.out(0).numel()) *
          static_cast<double>(dtype_size(call.out(0).dtype));
     *bytes = b;
-    *flops = 2.0 * static_cast<double>(sh.M) * static_cast<double>(sh.N) *
-             static_cast<double>(sh.K);
+    *flops =
+        2.0 * static_cast<double>(sh.M) * static_cast<double>(sh.N) * static_cast<double>(sh.K);
   };
   r.add_op(std::move(s));
 

@@ -106,16 +106,15 @@ void matmul_int8_packed(const Tensor& a, const PackedInt8Matrix& w, Tensor& y,
              : act == "relu"      ? qgemm::Act::relu
              : act == "gelu"      ? qgemm::Act::gelu_erf
              : act == "gelu_tanh" ? qgemm::Act::gelu_tanh
-             : act == "silu"      ? qgemm::Act::silu
-                                  : throw Error(op, "activation", "none|relu|gelu|gelu_tanh|silu",
-                                                "'" + act + "'");
+             : act == "silu"
+                 ? qgemm::Act::silu
+                 : throw Error(op, "activation", "none|relu|gelu|gelu_tanh|silu", "'" + act + "'");
   if (g.ep.out != qgemm::Out::i32) {
     if (!p.a_scale || !p.w_scale)
       throw Error(op, "a_scale/w_scale", "given for a dequantized output", "absent");
     if (p.a_scale->dtype() != DType::f32 || (p.a_scale->numel() != 1 && p.a_scale->numel() != M))
       throw Error(op, "a_scale", "f32 with 1 or M values", p.a_scale->desc().str());
-    if (p.w_scale->dtype() != DType::f32 ||
-        (p.w_scale->numel() != 1 && p.w_scale->numel() != im.N))
+    if (p.w_scale->dtype() != DType::f32 || (p.w_scale->numel() != 1 && p.w_scale->numel() != im.N))
       throw Error(op, "w_scale", "f32 with 1 or N values", p.w_scale->desc().str());
     g.ep.a_scale = p.a_scale->data_as<float>();
     g.ep.a_scale_rs = p.a_scale->numel() == 1 ? 0 : 1;

@@ -1,8 +1,9 @@
 // The quantization family: kernel interfaces shared by the per-ISA files.
 //
 //   quantize          y = saturate(round_half_even(x / scale) + zero_point)   (ONNX QuantizeLinear)
-//   dequantize        y = (x - zero_point) * scale                            (ONNX DequantizeLinear)
-//   quantize_dynamic  per row (token) of the last axis: scale (and zero point) from the row's
+//   dequantize        y = (x - zero_point) * scale                            (ONNX
+//   DequantizeLinear) quantize_dynamic  per row (token) of the last axis: scale (and zero point)
+//   from the row's
 //                     absmax (symmetric) or min/max (asymmetric), then quantize
 //   matmul_wq         y = x @ dequant(w)^T + bias, weight-only int8/int4 with group-wise scales
 //

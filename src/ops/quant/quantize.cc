@@ -229,19 +229,18 @@ void add_dequantize(Registry& r) {
       cs.push_back(std::move(c));
     };
     for (Shape sh : {Shape{0}, Shape{1}, Shape{17}, Shape{1000}, Shape{3, 65}})
-      add("i8_tensor" + shape_str(sh), {TensorDesc(DType::i8, sh), TensorDesc(DType::f32, {})},
-          {}, {ints(-128, 127), real(0.01, 0.05)});
+      add("i8_tensor" + shape_str(sh), {TensorDesc(DType::i8, sh), TensorDesc(DType::f32, {})}, {},
+          {ints(-128, 127), real(0.01, 0.05)});
     add("u8_zp[257]",
-        {TensorDesc(DType::u8, {257}), TensorDesc(DType::f32, {1}), TensorDesc(DType::u8, {1})},
-        {}, {ints(0, 255), real(0.01, 0.05), ints(0, 255)});
+        {TensorDesc(DType::u8, {257}), TensorDesc(DType::f32, {1}), TensorDesc(DType::u8, {1})}, {},
+        {ints(0, 255), real(0.01, 0.05), ints(0, 255)});
     add("i32_zp[99]",
-        {TensorDesc(DType::i32, {99}), TensorDesc(DType::f32, {}), TensorDesc(DType::i32, {})},
-        {}, {ints(-100000, 100000), real(0.001, 0.002), ints(-50, 50)});
+        {TensorDesc(DType::i32, {99}), TensorDesc(DType::f32, {}), TensorDesc(DType::i32, {})}, {},
+        {ints(-100000, 100000), real(0.001, 0.002), ints(-50, 50)});
     add("channel_axis0[33,70]", {TensorDesc(DType::i8, {33, 70}), TensorDesc(DType::f32, {33})},
         {{"axis", int64_t{0}}}, {ints(-128, 127), real(0.01, 0.05)});
     add("channel_last[5,33]",
-        {TensorDesc(DType::i8, {5, 33}), TensorDesc(DType::f32, {33}),
-         TensorDesc(DType::i8, {33})},
+        {TensorDesc(DType::i8, {5, 33}), TensorDesc(DType::f32, {33}), TensorDesc(DType::i8, {33})},
         {{"axis", int64_t{-1}}}, {ints(-128, 127), real(0.01, 0.05), ints(-10, 10)});
     add("channel_mid_u8[2,3,40]",
         {TensorDesc(DType::u8, {2, 3, 40}), TensorDesc(DType::f32, {3}),
@@ -289,9 +288,8 @@ void add_quantize_dynamic(Registry& r) {
       "(max(0, xmax) - min(0, xmin)) / 255, zero point = saturate(round(qmin - min(0, xmin) / "
       "scale)). A zero range gives scale 1. Then y = quantize(x, scale, zero point)";
   s.inputs = {{"x", "f32 or bf16 [..., K]"}};
-  s.outputs = {{"y", "i8/u8 [..., K]"},
-               {"scale", "f32 [..., 1]"},
-               {"zero_point", "dtype of y, [..., 1]"}};
+  s.outputs = {
+      {"y", "i8/u8 [..., K]"}, {"scale", "f32 [..., 1]"}, {"zero_point", "dtype of y, [..., 1]"}};
   s.attrs = {{"dtype", AttrType::str, std::string("i8"), "i8|u8"},
              {"symmetric", AttrType::i64, int64_t{1}, "1: absmax scale; 0: min/max + zero point"}};
   s.dtypes = {DType::f32, DType::bf16};
@@ -300,8 +298,7 @@ void add_quantize_dynamic(Registry& r) {
     ops::require_rank_at_least(call, 0, 1);
     const DType yt = int_dtype_attr(call, "dtype");
     const int64_t sym = call.attrs.i("symmetric");
-    if (sym != 0 && sym != 1)
-      call.fail("attribute 'symmetric'", "0 or 1", std::to_string(sym));
+    if (sym != 0 && sym != 1) call.fail("attribute 'symmetric'", "0 or 1", std::to_string(sym));
     Shape ss = call.in(0).shape;
     ss.back() = 1;
     return std::vector<TensorDesc>{TensorDesc(yt, call.in(0).shape), TensorDesc(DType::f32, ss),

@@ -60,24 +60,23 @@ void quantize_t(const quant::QuantizeArgs& a) {
     });
     return;
   }
-  parallel_for(a.outer * C, std::max<int64_t>(1, 16384 / std::max<int64_t>(I, 1)),
-               [&](int64_t b, int64_t e) {
-                 for (int64_t r = b; r < e; ++r) {
-                   const int64_t c = r % C;
-                   const Vf s = set1(a.scale[c]), z = set1(zp_value(a.yt, a.zp, c));
-                   const X* xr = x + r * I;
-                   uint8_t* yr = y + r * I;
-                   int64_t i = 0;
-                   for (; i + kLanes <= I; i += kLanes)
-                     store_bytes_n(yr + i, cvt_round(quantize_vec(load(xr + i), s, z, lo, hi)),
-                                   kLanes);
-                   if (i < I) {
-                     const int n = static_cast<int>(I - i);
-                     store_bytes_n(yr + i, cvt_round(quantize_vec(load_n(xr + i, n), s, z, lo, hi)),
-                                   n);
-                   }
-                 }
-               });
+  parallel_for(
+      a.outer * C, std::max<int64_t>(1, 16384 / std::max<int64_t>(I, 1)),
+      [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          const int64_t c = r % C;
+          const Vf s = set1(a.scale[c]), z = set1(zp_value(a.yt, a.zp, c));
+          const X* xr = x + r * I;
+          uint8_t* yr = y + r * I;
+          int64_t i = 0;
+          for (; i + kLanes <= I; i += kLanes)
+            store_bytes_n(yr + i, cvt_round(quantize_vec(load(xr + i), s, z, lo, hi)), kLanes);
+          if (i < I) {
+            const int n = static_cast<int>(I - i);
+            store_bytes_n(yr + i, cvt_round(quantize_vec(load_n(xr + i, n), s, z, lo, hi)), n);
+          }
+        }
+      });
 }
 
 // n (<= kLanes) quantized values as int32 lanes.
@@ -101,9 +100,7 @@ void dequantize_t(const quant::DequantizeArgs& a) {
   const int64_t C = a.channels, I = a.inner;
   // (q - zp) is formed in int32 and converted once; then one f32 multiply.
   auto deq = [&](Vi q, Vi z, Vf s) { return cvt_f32(q - z) * s; };
-  auto zpi = [&](int64_t c) {
-    return static_cast<int32_t>(a.zp ? zp_value(a.xt, a.zp, c) : 0.0f);
-  };
+  auto zpi = [&](int64_t c) { return static_cast<int32_t>(a.zp ? zp_value(a.xt, a.zp, c) : 0.0f); };
   if (I == 1 && C > 1) {
     parallel_for(a.outer, std::max<int64_t>(1, 16384 / C), [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o)
@@ -241,10 +238,9 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
       const int64_t gi = (n0 + j) * G + g;
       const float sc = a.scales[gi];
       const Vf s = set1(sc);
-      const float z =
-          !wz ? zdef
-              : (BITS == 4 ? static_cast<float>(wz[gi])
-                           : static_cast<float>(static_cast<const int8_t*>(a.zp)[gi]));
+      const float z = !wz ? zdef
+                          : (BITS == 4 ? static_cast<float>(wz[gi])
+                                       : static_cast<float>(static_cast<const int8_t*>(a.zp)[gi]));
       for (int i = 0; i < MR; ++i) {
         tot[i][j] = fma(acc0[i][j] + acc1[i][j], s, tot[i][j]);
         corr[i][j] += sc * (z * xsum[(m0 + i) * G + g]);
@@ -256,11 +252,10 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
 }
 
 template <int BITS>
-inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp,
-                        const float* xsum, int64_t m0, int64_t n0, const uint8_t* pf,
-                        float* out) {
-#define OPSNN_WQ_CASE(R, C)                                  \
-  case (R) * 8 + (C):                                        \
+inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp, const float* xsum,
+                        int64_t m0, int64_t n0, const uint8_t* pf, float* out) {
+#define OPSNN_WQ_CASE(R, C)                            \
+  case (R)*8 + (C):                                    \
     wq_tile<BITS, R, C>(a, xp, xsum, m0, n0, pf, out); \
     return;
   switch (mr * 8 + nr) {

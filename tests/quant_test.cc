@@ -1,0 +1,149 @@
+// The quantization family beyond the case tables: rounding rules, signedness
+// handling of the int8 GEMM, the pre-packed API against the op, and errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "opsnn/opsnn.h"
+
+namespace opsnn {
+namespace {
+
+Tensor bytes_tensor(const Shape& s, DType t, uint32_t seed) {
+  Tensor x = Tensor::empty(s, t);
+  uint8_t* p = static_cast<uint8_t*>(x.data());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = static_cast<uint8_t>(seed >> 24);
+  }
+  return x;
+}
+
+Tensor floats(const Shape& s, float lo, float hi, uint32_t seed) {
+  Tensor x = Tensor::empty(s, DType::f32);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    x.data_as<float>()[i] = lo + (hi - lo) * static_cast<float>(seed >> 8) / 16777216.0f;
+  }
+  return x;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+}
+
+TEST(Quantize, RoundHalfToEvenAndSaturate) {
+  Tensor x = Tensor::from<float>({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 300.0f, -300.0f}, {8});
+  Tensor s = Tensor::from<float>({1.0f}, {1});
+  auto y = call("quantize", {x, s});
+  const int8_t expect[] = {0, 2, 2, 0, -2, -2, 127, -128};
+  ASSERT_EQ(y[0].dtype(), DType::i8);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(y[0].data_as<int8_t>()[i], expect[i]) << i;
+  Tensor zp = Tensor::from<uint8_t>({10}, {1});
+  auto u = call("quantize", {x, s, zp});
+  const uint8_t expect_u[] = {10, 12, 12, 10, 8, 8, 255, 0};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(u[0].data_as<uint8_t>()[i], expect_u[i]) << i;
+}
+
+TEST(Quantize, RoundTripWithinHalfAStep) {
+  Tensor x = floats({7, 33}, -2, 2, 3);
+  auto q = call("quantize_dynamic", {x});
+  auto d = call("dequantize", {q[0], q[1].reshape({7}), Tensor()}, {{"axis", int64_t{0}}});
+  for (int64_t r = 0; r < 7; ++r) {
+    const float s = q[1].data_as<float>()[r];
+    int maxq = 0;
+    for (int64_t k = 0; k < 33; ++k) {
+      EXPECT_LE(std::fabs(d[0].data_as<float>()[r * 33 + k] - x.data_as<float>()[r * 33 + k]),
+                0.5f * s * 1.0001f);
+      maxq = std::max(maxq, std::abs(int(q[0].data_as<int8_t>()[r * 33 + k])));
+    }
+    EXPECT_EQ(maxq, 127) << "symmetric: the row's absmax maps to 127";
+  }
+}
+
+TEST(MatmulInt8, SignedEqualsShiftedUnsignedWithZeroPoint) {
+  const int64_t M = 13, N = 37, K = 70;
+  Tensor a = bytes_tensor({M, K}, DType::i8, 1), w = bytes_tensor({N, K}, DType::i8, 2);
+  Tensor au = Tensor::empty({M, K}, DType::u8);
+  for (int64_t i = 0; i < M * K; ++i)
+    au.data_as<uint8_t>()[i] = static_cast<uint8_t>(a.data_as<int8_t>()[i] + 128);
+  Tensor zp = Tensor::from<uint8_t>({128}, {});
+  const Attrs i32 = {{"output", std::string("i32")}};
+  auto ys = call("matmul_int8", {a, w, Tensor(), Tensor(), Tensor()}, i32);
+  auto yu = call("matmul_int8", {au, w, Tensor(), Tensor(), Tensor(), zp}, i32);
+  EXPECT_TRUE(same_bits(ys[0], yu[0]));
+  // And the exact integer value of one element.
+  int64_t acc = 0;
+  for (int64_t k = 0; k < K; ++k)
+    acc += int64_t{a.data_as<int8_t>()[5 * K + k]} * w.data_as<int8_t>()[7 * K + k];
+  EXPECT_EQ(ys[0].data_as<int32_t>()[5 * N + 7], acc);
+}
+
+TEST(MatmulInt8, PackedApiMatchesOp) {
+  const int64_t M = 37, N = 70, K = 300;
+  Tensor a = bytes_tensor({M, K}, DType::i8, 3), w = bytes_tensor({N, K}, DType::i8, 4);
+  Tensor as = floats({M, 1}, 0.001f, 0.002f, 5), ws = floats({N}, 0.01f, 0.02f, 6);
+  Tensor bias = floats({N}, -1, 1, 7);
+  PackedInt8Matrix p = pack_int8_matrix(w);
+  EXPECT_EQ(p.n(), N);
+  EXPECT_EQ(p.k(), K);
+  auto y_op = call("matmul_int8", {a, w, as, ws, bias}, {{"activation", std::string("silu")}});
+  Tensor y = Tensor::zeros({M, N}, DType::f32);
+  Int8MatmulParams prm;
+  prm.a_scale = &as;
+  prm.w_scale = &ws;
+  prm.bias = &bias;
+  prm.activation = "silu";
+  matmul_int8_packed(a, p, y, prm);
+  EXPECT_TRUE(same_bits(y, y_op[0]));
+  auto r_op = call("matmul_int8", {a, w}, {{"output", std::string("i32")}});
+  Tensor r = Tensor::zeros({M, N}, DType::i32);
+  matmul_int8_packed(a, p, r);
+  EXPECT_TRUE(same_bits(r, r_op[0]));
+}
+
+TEST(MatmulWq, DefaultZeroPointIsEight) {
+  const int64_t M = 3, N = 9, K = 128;
+  Tensor x = floats({M, K}, -1, 1, 8);
+  Tensor w = bytes_tensor({N, K / 2}, DType::u8, 9);
+  Tensor s = floats({N, K / 32}, 0.01f, 0.02f, 10);
+  Tensor z = Tensor::empty({N, K / 32}, DType::u8);
+  std::memset(z.data(), 8, z.nbytes());
+  const Attrs at = {{"bits", int64_t{4}}, {"group", int64_t{32}}};
+  auto y0 = call("matmul_wq", {x, w, s}, at);
+  auto y1 = call("matmul_wq", {x, w, s, z}, at);
+  EXPECT_TRUE(same_bits(y0[0], y1[0]));
+}
+
+void expect_error(const std::string& op, const std::vector<Tensor>& in, const Attrs& at,
+                  const std::string& needle) {
+  try {
+    call(op, in, at);
+    ADD_FAILURE() << op << ": no error, expected one mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(QuantErrors, ClearMessages) {
+  Tensor x = floats({2, 96}, -1, 1, 1);
+  Tensor w4 = bytes_tensor({5, 48}, DType::u8, 2);
+  Tensor s = floats({5, 1}, 0.01f, 0.02f, 3);
+  expect_error("matmul_wq", {x, w4, s}, {{"group", int64_t{64}}}, "multiple of group");
+  expect_error("matmul_wq", {x, w4, s}, {{"bits", int64_t{3}}}, "4 or 8");
+  expect_error("matmul_wq", {x, w4, s}, {{"group", int64_t{96}}}, "32, 64 or 128");
+  Tensor a = bytes_tensor({4, 16}, DType::i8, 4), w = bytes_tensor({8, 16}, DType::i8, 5);
+  Tensor one = Tensor::from<float>({0.1f}, {});
+  expect_error("matmul_int8", {a, w, one, one}, {{"output", std::string("i8")}}, "y_scale");
+  expect_error("matmul_int8", {a, w}, {{"output", std::string("f32")}}, "a_scale");
+  expect_error("matmul_int8", {a, bytes_tensor({8, 15}, DType::i8, 6)},
+               {{"output", std::string("i32")}}, "[N, 16]");
+  expect_error("quantize", {x, floats({3}, 0.1f, 0.2f, 7)}, {}, "x.shape[1]");
+  expect_error("quantize", {x, one}, {{"dtype", std::string("i4")}}, "i8|u8");
+}
+
+}  // namespace
+}  // namespace opsnn
