@@ -5,7 +5,7 @@
 //    vs f32 pre-packed matmul; GOP/s and the ratio
 // Each round runs every contender of a shape once (interleaved), min/median
 // over the rounds. Run under `/work/wt/cpu bench` on the shared machine:
-//   build/bench/opsnn_bench_quant [rounds] [threads]
+//   build/bench/opsnn_bench_quant [rounds] [threads] [all|decode|compute]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -90,6 +90,7 @@ struct WqCase {
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 20;
   if (argc > 2) set_num_threads(std::atoi(argv[2]));
+  const std::string part = argc > 3 ? argv[3] : "all";
   const CpuInfo& ci = cpu_info();
   std::printf("ops-nn quantized matmul bench: %s, isa %s, %d thread(s), L2 %zu KiB, L3 %zu MiB\n",
               ci.brand.c_str(), isa_name(active_isa()), num_threads(), ci.l2_bytes >> 10,
@@ -101,36 +102,38 @@ int main(int argc, char** argv) {
   struct S {
     int64_t m, n, k;
   };
-  std::printf("== decode: f32 pre-packed matmul vs weight-only int8/int4 (matmul_wq) ==\n");
-  std::printf("%-16s %-16s %9s %9s %9s %8s %8s %9s\n", "shape", "kernel", "min_ms", "med_ms",
-              "w_MiB", "GB/s", "GFLOP/s", "x_f32");
-  for (S s : {S{1, 4096, 4096}, S{1, 11008, 4096}, S{8, 4096, 4096}}) {
-    Tensor x = rand_f32({s.m, s.k}, -1, 1, 1);
-    Tensor wf = rand_f32({s.n, s.k}, -0.05f, 0.05f, 2);
-    PackedMatrix pf = pack_matrix(wf, /*transposed=*/true);
-    Tensor yf = Tensor::zeros({s.m, s.n}, DType::f32);
-    WqCase w8(x, s.n, 8, 128), w4a(x, s.n, 4, 32), w4b(x, s.n, 4, 128);
-    std::vector<Contender> cs = {
-        {"f32", static_cast<double>(pf.bytes()), [&] { matmul_packed(x, pf, yf); }},
-        {"wq_int8_g128", w8.weight_bytes(), [&] { w8.run(); }},
-        {"wq_int4_g32", w4a.weight_bytes(), [&] { w4a.run(); }},
-        {"wq_int4_g128", w4b.weight_bytes(), [&] { w4b.run(); }},
-    };
-    std::vector<std::function<void()>> fns;
-    for (auto& c : cs) fns.push_back(c.fn);
-    const std::vector<Stat> st = time_side_by_side(fns, rounds);
-    const std::string shape =
-        std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-    for (size_t i = 0; i < cs.size(); ++i) {
-      const double sec = st[i].min_ms * 1e-3;
-      std::printf("%-16s %-16s %9.4f %9.4f %9.2f %8.1f %8.1f %8.2fx\n", shape.c_str(),
-                  cs[i].name.c_str(), st[i].min_ms, st[i].med_ms, cs[i].weight_bytes / 1048576.0,
-                  cs[i].weight_bytes / sec / 1e9,
-                  2.0 * static_cast<double>(s.m * s.n * s.k) / sec / 1e9,
-                  st[0].min_ms / st[i].min_ms);
+  if (part != "compute") {
+    std::printf("== decode: f32 pre-packed matmul vs weight-only int8/int4 (matmul_wq) ==\n");
+    std::printf("%-16s %-16s %9s %9s %9s %8s %8s %9s\n", "shape", "kernel", "min_ms", "med_ms",
+                "w_MiB", "GB/s", "GFLOP/s", "x_f32");
+    for (S s : {S{1, 4096, 4096}, S{1, 11008, 4096}, S{8, 4096, 4096}}) {
+      Tensor x = rand_f32({s.m, s.k}, -1, 1, 1);
+      Tensor wf = rand_f32({s.n, s.k}, -0.05f, 0.05f, 2);
+      PackedMatrix pf = pack_matrix(wf, /*transposed=*/true);
+      Tensor yf = Tensor::zeros({s.m, s.n}, DType::f32);
+      WqCase w8(x, s.n, 8, 128), w4a(x, s.n, 4, 32), w4b(x, s.n, 4, 128);
+      std::vector<Contender> cs = {
+          {"f32", static_cast<double>(pf.bytes()), [&] { matmul_packed(x, pf, yf); }},
+          {"wq_int8_g128", w8.weight_bytes(), [&] { w8.run(); }},
+          {"wq_int4_g32", w4a.weight_bytes(), [&] { w4a.run(); }},
+          {"wq_int4_g128", w4b.weight_bytes(), [&] { w4b.run(); }},
+      };
+      std::vector<std::function<void()>> fns;
+      for (auto& c : cs) fns.push_back(c.fn);
+      const std::vector<Stat> st = time_side_by_side(fns, rounds);
+      const std::string shape =
+          std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+      for (size_t i = 0; i < cs.size(); ++i) {
+        const double sec = st[i].min_ms * 1e-3;
+        std::printf("%-16s %-16s %9.4f %9.4f %9.2f %8.1f %8.1f %8.2fx\n", shape.c_str(),
+                    cs[i].name.c_str(), st[i].min_ms, st[i].med_ms, cs[i].weight_bytes / 1048576.0,
+                    cs[i].weight_bytes / sec / 1e9,
+                    2.0 * static_cast<double>(s.m * s.n * s.k) / sec / 1e9,
+                    st[0].min_ms / st[i].min_ms);
+      }
     }
   }
-
+  if (part == "decode") return 0;
   std::printf("\n== compute bound: W8A8 matmul_int8 (pre-packed, f32 output) vs f32 ==\n");
   std::printf("%-16s %-22s %9s %9s %9s %8s\n", "shape", "kernel", "min_ms", "med_ms", "GOP/s",
               "x_f32");

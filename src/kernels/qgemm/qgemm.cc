@@ -43,8 +43,9 @@ void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* ds
 
 size_t workspace_bytes(int nr, int64_t M, int64_t N, int64_t K) {
   // packed A (u8, K padded to 4) + the per-column correction (N padded to nr) + alignment
-  return static_cast<size_t>(M * k4_of(K) * 4) + 64 + static_cast<size_t>(panels(nr, N) * nr) * 4 +
-         64;
+  // M rounded up to a multiple of 12 (every kernel's rows per micro-panel divides it)
+  return static_cast<size_t>((M + 11) / 12 * 12 * k4_of(K) * 4) + 64 +
+         static_cast<size_t>(panels(nr, N) * nr) * 4 + 64;
 }
 
 }  // namespace opsnn::qgemm

@@ -20,7 +20,12 @@ inline VI bcast4(const uint8_t* p) {
   std::memcpy(&v, p, 4);
   return _mm512_set1_epi32(v);
 }
-inline VI dp(VI acc, VI a, VI w) { return _mm512_dpbusd_epi32(acc, a, w); }
+// acc += u8(a) . s8(w). Inline asm: with the intrinsic GCC 12 copies and
+// spills every accumulator of the 12x32 tile on each k step (3x slower).
+inline VI dp(VI acc, VI a, VI w) {
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(w));
+  return acc;
+}
 inline void storev(int32_t* p, VI v) { _mm512_storeu_si512(p, v); }
 #include "kernels/qgemm/qgemm_impl.h"
 }  // namespace opsnn::simd::avx512::vnni

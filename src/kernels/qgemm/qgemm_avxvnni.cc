@@ -20,7 +20,12 @@ inline VI bcast4(const uint8_t* p) {
   std::memcpy(&v, p, 4);
   return _mm256_set1_epi32(v);
 }
-inline VI dp(VI acc, VI a, VI w) { return _mm256_dpbusd_avx_epi32(acc, a, w); }
+// acc += u8(a) . s8(w) (VEX-encoded AVX-VNNI; inline asm for the same
+// reason as in qgemm_avx512vnni.cc).
+inline VI dp(VI acc, VI a, VI w) {
+  __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(w));
+  return acc;
+}
 inline void storev(int32_t* p, VI v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 #include "kernels/qgemm/qgemm_impl.h"
 }  // namespace opsnn::simd::avx2::vnni

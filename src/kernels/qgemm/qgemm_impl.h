@@ -8,8 +8,9 @@
 
 constexpr int kNR = kNRV * kLanes;
 
+// a: a packed A micro-panel ([K4][kMR][4] bytes); w: a packed W panel.
 template <int MR>
-void ukernel(const uint8_t* a, int64_t lda, const int8_t* w, int64_t K4, int32_t* c) {
+void ukernel(const uint8_t* a, const int8_t* w, int64_t K4, int32_t* c) {
   VI acc[MR][kNRV];
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < kNRV; ++v) acc[i][v] = vzero();
@@ -17,7 +18,7 @@ void ukernel(const uint8_t* a, int64_t lda, const int8_t* w, int64_t K4, int32_t
     VI wv[kNRV];
     for (int v = 0; v < kNRV; ++v) wv[v] = loadw(w + (k4 * kNR + v * kLanes) * 4);
     for (int i = 0; i < MR; ++i) {
-      const VI ab = bcast4(a + i * lda + k4 * 4);
+      const VI ab = bcast4(a + (k4 * kMR + i) * 4);
       for (int v = 0; v < kNRV; ++v) acc[i][v] = dp(acc[i][v], ab, wv[v]);
     }
   }
@@ -25,7 +26,7 @@ void ukernel(const uint8_t* a, int64_t lda, const int8_t* w, int64_t K4, int32_t
     for (int v = 0; v < kNRV; ++v) storev(c + i * kNR + v * kLanes, acc[i][v]);
 }
 
-using UkFn = void (*)(const uint8_t*, int64_t, const int8_t*, int64_t, int32_t*);
+using UkFn = void (*)(const uint8_t*, const int8_t*, int64_t, int32_t*);
 template <int... I>
 constexpr std::array<UkFn, sizeof...(I)> uk_table(std::integer_sequence<int, I...>) {
   return {&ukernel<I + 1>...};
@@ -92,25 +93,43 @@ inline void run(const qgemm::Args& a) {
   if (M == 0 || N == 0) return;
   uint8_t* ap =
       reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
-  int32_t* corr = reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(ap + M * lda4) + 63) &
+  const int64_t mpad = (M + kMR - 1) / kMR * kMR;
+  int32_t* corr = reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(ap + mpad * lda4) + 63) &
                                              ~uintptr_t{63});
   const int32_t c = (a.a_signed ? 128 : 0) + a.a_zp;
   const int32_t* colsum = qgemm::packed_colsum(a.packed_w, kNR, N, K);
   const int64_t npad = (N + kNR - 1) / kNR * kNR;
   for (int64_t n = 0; n < npad; ++n) corr[n] = c * colsum[n];
-  // A as u8 (s8 shifted by 128), K padded with zeros to a multiple of 4.
-  parallel_for(M, std::max<int64_t>(1, 65536 / std::max<int64_t>(lda4, 1)),
-               [&](int64_t b, int64_t e) {
-                 for (int64_t m = b; m < e; ++m) {
-                   const uint8_t* src = static_cast<const uint8_t*>(a.a) + m * a.lda;
-                   uint8_t* dst = ap + m * lda4;
-                   if (a.a_signed)
-                     for (int64_t k = 0; k < K; ++k) dst[k] = static_cast<uint8_t>(src[k] ^ 0x80u);
-                   else
-                     std::memcpy(dst, src, static_cast<size_t>(K));
-                   for (int64_t k = K; k < lda4; ++k) dst[k] = 0;
-                 }
-               });
+  // A as u8 (s8 shifted by 128) in micro-panels of kMR rows, [K4][kMR][4]
+  // bytes each (one cache line feeds a k4 step); K and the rows past M padded
+  // with zeros.
+  parallel_for(mpad / kMR, 1, [&](int64_t b, int64_t e) {
+    const uint32_t flip = a.a_signed ? 0x80808080u : 0u;
+    const int64_t kfull = K / 4;
+    for (int64_t p = b; p < e; ++p) {
+      uint8_t* dst = ap + p * kMR * lda4;
+      for (int i = 0; i < kMR; ++i) {
+        const int64_t m = p * kMR + i;
+        if (m >= M) {
+          for (int64_t k4 = 0; k4 < K4; ++k4) std::memset(dst + (k4 * kMR + i) * 4, 0, 4);
+          continue;
+        }
+        const uint8_t* src = static_cast<const uint8_t*>(a.a) + m * a.lda;
+        for (int64_t k4 = 0; k4 < kfull; ++k4) {
+          uint32_t v;
+          std::memcpy(&v, src + k4 * 4, 4);
+          v ^= flip;
+          std::memcpy(dst + (k4 * kMR + i) * 4, &v, 4);
+        }
+        if (kfull < K4) {
+          uint8_t t[4] = {0, 0, 0, 0};
+          for (int64_t k = kfull * 4; k < K; ++k)
+            t[k - kfull * 4] = static_cast<uint8_t>(src[k] ^ static_cast<uint8_t>(flip));
+          std::memcpy(dst + (kfull * kMR + i) * 4, t, 4);
+        }
+      }
+    }
+  });
   const int64_t MC = kMR * 8, NC = kNR * 8;
   const int64_t tm = (M + MC - 1) / MC, tn = (N + NC - 1) / NC;
   const int8_t* pw = static_cast<const int8_t*>(a.packed_w);
@@ -125,7 +144,7 @@ inline void run(const qgemm::Args& a) {
         const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
         for (int64_t mm = m0; mm < m1; mm += kMR) {
           const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
-          kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4, lda4, wp, K4, tile);
+          kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4, wp, K4, tile);
           for (int i = 0; i < mr; ++i) epilogue_row(a, tile + i * kNR, corr, mm + i, p0, nvalid);
         }
       }
