@@ -188,7 +188,7 @@ void dynamic_t(const quant::DynamicArgs& a) {
 // block, prefetched as this one is consumed (DRAM latency hiding).
 template <int BITS, int MR, int NR>
 inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, int64_t m0,
-                    int64_t n0, const uint8_t* pf, float* out) {
+                    int64_t n0, int64_t g0, int64_t g1, const uint8_t* pf, float* out) {
   const int64_t K = a.K, gs = a.group, G = K / gs;
   const int64_t row_bytes = BITS == 4 ? K / 2 : K;
   const uint8_t* wz = static_cast<const uint8_t*>(a.zp);
@@ -202,7 +202,7 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
       corr[i][j] = 0.0f;
     }
   const uint8_t* w0p = a.w + n0 * row_bytes;
-  for (int64_t g = 0; g < G; ++g) {
+  for (int64_t g = g0; g < g1; ++g) {
     Vf acc0[MR][NR], acc1[MR][NR];
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NR; ++j) acc0[i][j] = acc1[i][j] = zero();
@@ -210,12 +210,16 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
       __builtin_prefetch(pf);
       if constexpr (kStep > 64) __builtin_prefetch(pf + 64);
       pf += kStep;
-      Vf x0[MR], x1[MR];
-      for (int i = 0; i < MR; ++i) {
-        const float* xr = xp + (m0 + i) * K + k;
-        x0[i] = load(xr);
-        x1[i] = load(xr + kLanes);
-      }
+      // x: kept in registers across the NR weight rows; with one weight row
+      // (the multi-row tiles) used straight from memory to leave registers
+      // to the 2 x MR accumulators.
+      [[maybe_unused]] Vf x0[NR > 1 ? MR : 1], x1[NR > 1 ? MR : 1];
+      if constexpr (NR > 1)
+        for (int i = 0; i < MR; ++i) {
+          const float* xr = xp + (m0 + i) * K + k;
+          x0[i] = load(xr);
+          x1[i] = load(xr + kLanes);
+        }
       for (int j = 0; j < NR; ++j) {
         const uint8_t* wr = w0p + j * row_bytes;
         Vf w0, w1;
@@ -229,8 +233,14 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
           w1 = cvt_f32(load_s8x(ws + kLanes));
         }
         for (int i = 0; i < MR; ++i) {
-          acc0[i][j] = fma(w0, x0[i], acc0[i][j]);
-          acc1[i][j] = fma(w1, x1[i], acc1[i][j]);
+          if constexpr (NR > 1) {
+            acc0[i][j] = fma(w0, x0[i], acc0[i][j]);
+            acc1[i][j] = fma(w1, x1[i], acc1[i][j]);
+          } else {
+            const float* xr = xp + (m0 + i) * K + k;
+            acc0[i][j] = fma(w0, load(xr), acc0[i][j]);
+            acc1[i][j] = fma(w1, load(xr + kLanes), acc1[i][j]);
+          }
         }
       }
     }
@@ -253,10 +263,11 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
 
 template <int BITS>
 inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp, const float* xsum,
-                        int64_t m0, int64_t n0, const uint8_t* pf, float* out) {
-#define OPSNN_WQ_CASE(R, C)                            \
-  case (R)*8 + (C):                                    \
-    wq_tile<BITS, R, C>(a, xp, xsum, m0, n0, pf, out); \
+                        int64_t m0, int64_t n0, int64_t g0, int64_t g1, const uint8_t* pf,
+                        float* out) {
+#define OPSNN_WQ_CASE(R, C)                                    \
+  case (R)*8 + (C):                                            \
+    wq_tile<BITS, R, C>(a, xp, xsum, m0, n0, g0, g1, pf, out); \
     return;
   switch (mr * 8 + nr) {
     OPSNN_WQ_CASE(1, 1)
@@ -267,6 +278,10 @@ inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp,
     OPSNN_WQ_CASE(2, 2)
     OPSNN_WQ_CASE(3, 1)
     OPSNN_WQ_CASE(4, 1)
+    OPSNN_WQ_CASE(5, 1)
+    OPSNN_WQ_CASE(6, 1)
+    OPSNN_WQ_CASE(7, 1)
+    OPSNN_WQ_CASE(8, 1)
     default:
       break;
   }
@@ -301,34 +316,50 @@ void wq_t(const quant::WqArgs& a) {
   }
   Y* y = static_cast<Y*>(a.y);
   const int64_t row_bytes = a.bits == 4 ? K / 2 : K;
-  constexpr int kNr1 = kLanes >= 16 ? 4 : 2;  // weight rows per tile when M == 1
-  parallel_for(N, 32, [&](int64_t nb, int64_t ne) {
+  constexpr int kNr1 = kLanes >= 16 ? 4 : 2;    // weight rows per tile when M == 1
+  constexpr int kMaxMr = kLanes >= 16 ? 8 : 4;  // x rows per tile when M > 1
+  // K blocks (whole groups) so that the x rows of a tile stay in L1 while the
+  // weight rows stream past; with one row of x, one block. The per-block sums
+  // are added in block order: the blocking depends on (M, K, group) only.
+  const int64_t gpb = M == 1 ? G : std::max<int64_t>(1, (32768 / (kMaxMr * 4)) / a.group);
+  constexpr int64_t kChunk = 32;  // weight rows per parallel_for chunk
+  parallel_for(N, kChunk, [&](int64_t cb, int64_t ce) {
     float out[8] = {};
-    for (int64_t m0 = 0; m0 < M;) {
-      const int mr = M == 1 ? 1 : static_cast<int>(std::min<int64_t>(4, M - m0));
-      const int nr_max = M == 1 ? kNr1 : (mr <= 2 ? 2 : 1);
-      for (int64_t n0 = nb; n0 < ne;) {
-        const int nr = static_cast<int>(std::min<int64_t>(nr_max, ne - n0));
-        const uint8_t* pf = a.w + (n0 + nr) * row_bytes;
-        if (a.bits == 4)
-          wq_tile_any<4>(mr, nr, a, xp, xsum, m0, n0, pf, out);
-        else
-          wq_tile_any<8>(mr, nr, a, xp, xsum, m0, n0, pf, out);
-        for (int i = 0; i < mr; ++i)
-          for (int j = 0; j < nr; ++j) {
-            float v = out[i * nr + j];
-            if (a.bias)
-              v += a.bt == DType::bf16 ? to_f32(static_cast<const bf16*>(a.bias)[n0 + j])
-                                       : static_cast<const float*>(a.bias)[n0 + j];
-            if constexpr (std::is_same_v<Y, float>)
-              y[(m0 + i) * N + n0 + j] = v;
+    float part[8 * kChunk];
+    for (int64_t nb = cb; nb < ce; nb += kChunk)
+      for (int64_t m0 = 0, ne = std::min(ce, nb + kChunk); m0 < M;) {
+        const int mr = M == 1 ? 1 : static_cast<int>(std::min<int64_t>(kMaxMr, M - m0));
+        const int nr_max = M == 1 ? kNr1 : (mr <= 2 ? 2 : 1);
+        for (int64_t g0 = 0; g0 < std::max<int64_t>(G, 1); g0 += gpb) {
+          const int64_t g1 = std::min(G, g0 + gpb);
+          for (int64_t n0 = nb; n0 < ne;) {
+            const int nr = static_cast<int>(std::min<int64_t>(nr_max, ne - n0));
+            const uint8_t* pf = a.w + (n0 + nr) * row_bytes + g0 * a.group * row_bytes / K;
+            if (a.bits == 4)
+              wq_tile_any<4>(mr, nr, a, xp, xsum, m0, n0, g0, g1, pf, out);
             else
-              y[(m0 + i) * N + n0 + j] = opsnn::to_bf16(v);
+              wq_tile_any<8>(mr, nr, a, xp, xsum, m0, n0, g0, g1, pf, out);
+            for (int i = 0; i < mr; ++i)
+              for (int j = 0; j < nr; ++j) {
+                float& p = part[i * kChunk + (n0 + j - nb)];
+                p = g0 == 0 ? out[i * nr + j] : p + out[i * nr + j];
+              }
+            n0 += nr;
           }
-        n0 += nr;
+        }
+        for (int i = 0; i < mr; ++i)
+          for (int64_t n = nb; n < ne; ++n) {
+            float v = part[i * kChunk + (n - nb)];
+            if (a.bias)
+              v += a.bt == DType::bf16 ? to_f32(static_cast<const bf16*>(a.bias)[n])
+                                       : static_cast<const float*>(a.bias)[n];
+            if constexpr (std::is_same_v<Y, float>)
+              y[(m0 + i) * N + n] = v;
+            else
+              y[(m0 + i) * N + n] = opsnn::to_bf16(v);
+          }
+        m0 += mr;
       }
-      m0 += mr;
-    }
   });
 }
 
