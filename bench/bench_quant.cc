@@ -17,6 +17,12 @@
 #include "opsnn/bench.h"
 #include "opsnn/opsnn.h"
 
+#ifdef OPSNN_BENCH_DNNL
+// Built as opsnn_bench_quant_peers (-DOPSNN_BUILD_PEER_BENCH=ON): adds
+// oneDNN's int8 matmul (s8 x s8, weights reordered once to its packed layout).
+#include <dnnl.hpp>
+#endif
+
 namespace {
 
 using namespace opsnn;
@@ -135,7 +141,7 @@ int main(int argc, char** argv) {
   }
   if (part == "decode") return 0;
   std::printf("\n== compute bound: W8A8 matmul_int8 (pre-packed, f32 output) vs f32 ==\n");
-  std::printf("%-16s %-22s %9s %9s %9s %8s\n", "shape", "kernel", "min_ms", "med_ms", "GOP/s",
+  std::printf("%-16s %-34s %9s %9s %9s %8s\n", "shape", "kernel", "min_ms", "med_ms", "GOP/s",
               "x_f32");
   for (S s : {S{512, 4096, 4096}, S{2048, 768, 768}, S{2048, 2048, 2048}}) {
     Tensor xf = rand_f32({s.m, s.k}, -1, 1, 1);
@@ -156,13 +162,48 @@ int main(int argc, char** argv) {
         {"int8_" + p8.kernel() + "_f32out", [&] { matmul_int8_packed(a8, p8, y8, prm); }},
         {"int8_" + p8.kernel() + "_i32out", [&] { matmul_int8_packed(a8, p8, y32); }},
     };
+#ifdef OPSNN_BENCH_DNNL
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream strm(eng);
+    dnnl::memory::desc a_md({s.m, s.k}, dt::s8, tag::ab), w_any({s.k, s.n}, dt::s8, tag::any),
+        w_user({s.k, s.n}, dt::s8, tag::ba), c32_md({s.m, s.n}, dt::s32, tag::ab),
+        cf_md({s.m, s.n}, dt::f32, tag::ab);
+    dnnl::matmul::primitive_desc pd32(dnnl::matmul::desc(a_md, w_any, c32_md), eng);
+    dnnl::primitive_attr attr;
+    std::vector<float> oscale(static_cast<size_t>(s.n));
+    for (int64_t n = 0; n < s.n; ++n)
+      oscale[static_cast<size_t>(n)] = as.data_as<float>()[0] * wsc.data_as<float>()[n];
+    attr.set_output_scales(1 << 1, oscale);
+    dnnl::matmul::primitive_desc pdf(dnnl::matmul::desc(a_md, w_any, cf_md), attr, eng);
+    dnnl::matmul prim32(pd32), primf(pdf);
+    Tensor yd32 = Tensor::zeros({s.m, s.n}, DType::i32),
+           ydf = Tensor::zeros({s.m, s.n}, DType::f32);
+    dnnl::memory a_m(a_md, eng, a8.data()), wu(w_user, eng, w8.data());
+    dnnl::memory wp32(pd32.weights_desc(), eng), wpf(pdf.weights_desc(), eng);
+    dnnl::reorder(wu, wp32).execute(strm, wu, wp32);
+    dnnl::reorder(wu, wpf).execute(strm, wu, wpf);
+    dnnl::memory c32(c32_md, eng, yd32.data()), cf(cf_md, eng, ydf.data());
+    strm.wait();
+    cs.push_back(
+        {"onednn_int8_f32out(per-ch scale)", [&] {
+           primf.execute(strm, {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, wpf}, {DNNL_ARG_DST, cf}});
+           strm.wait();
+         }});
+    cs.push_back({"onednn_int8_i32out", [&] {
+                    prim32.execute(
+                        strm, {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, wp32}, {DNNL_ARG_DST, c32}});
+                    strm.wait();
+                  }});
+#endif
     std::vector<std::function<void()>> fns;
     for (auto& c : cs) fns.push_back(c.second);
     const std::vector<Stat> st = time_side_by_side(fns, std::max(3, rounds / 4));
     const std::string shape =
         std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     for (size_t i = 0; i < cs.size(); ++i)
-      std::printf("%-16s %-22s %9.3f %9.3f %9.1f %7.2fx\n", shape.c_str(), cs[i].first.c_str(),
+      std::printf("%-16s %-34s %9.3f %9.3f %9.1f %7.2fx\n", shape.c_str(), cs[i].first.c_str(),
                   st[i].min_ms, st[i].med_ms,
                   2.0 * static_cast<double>(s.m * s.n * s.k) / (st[i].min_ms * 1e-3) / 1e9,
                   st[0].min_ms / st[i].min_ms);
