@@ -191,7 +191,6 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
                     int64_t n0, int64_t g0, int64_t g1, const uint8_t* pf, float* out) {
   const int64_t K = a.K, gs = a.group, G = K / gs;
   const int64_t row_bytes = BITS == 4 ? K / 2 : K;
-  const uint8_t* wz = static_cast<const uint8_t*>(a.zp);
   const float zdef = BITS == 4 ? 8.0f : 0.0f;
   constexpr int kStep = (BITS == 4 ? kLanes : 2 * kLanes) * NR;  // bytes of W per k step
   Vf tot[MR][NR];
@@ -245,16 +244,23 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
       }
     }
     for (int j = 0; j < NR; ++j) {
-      const int64_t gi = (n0 + j) * G + g;
-      const float sc = a.scales[gi];
-      const Vf s = set1(sc);
-      const float z = !wz ? zdef
-                          : (BITS == 4 ? static_cast<float>(wz[gi])
-                                       : static_cast<float>(static_cast<const int8_t*>(a.zp)[gi]));
-      for (int i = 0; i < MR; ++i) {
-        tot[i][j] = fma(acc0[i][j] + acc1[i][j], s, tot[i][j]);
-        corr[i][j] += sc * (z * xsum[(m0 + i) * G + g]);
+      const Vf s = set1(a.scales[(n0 + j) * G + g]);
+      for (int i = 0; i < MR; ++i) tot[i][j] = fma(acc0[i][j] + acc1[i][j], s, tot[i][j]);
+    }
+  }
+  // The zero-point term, vectorised over the groups: sum_g scale * zp * xsum.
+  const DType zt = BITS == 4 ? DType::u8 : DType::i8;
+  for (int j = 0; j < NR; ++j) {
+    const float* sr = a.scales + (n0 + j) * G;
+    for (int i = 0; i < MR; ++i) {
+      const float* xs = xsum + (m0 + i) * G;
+      Vf c = zero();
+      for (int64_t g = g0; g < g1; g += kLanes) {
+        const int n = static_cast<int>(std::min<int64_t>(kLanes, g1 - g));
+        const Vf z = a.zp ? cvt_f32(load_q(zt, a.zp, (n0 + j) * G + g, n)) : set1(zdef);
+        c = fma(load_n(sr + g, n) * z, load_n(xs + g, n), c);
       }
+      corr[i][j] = reduce_add(c);
     }
   }
   for (int i = 0; i < MR; ++i)
