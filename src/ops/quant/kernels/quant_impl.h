@@ -232,7 +232,9 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
           w1 = cvt_f32(load_s8x(ws + kLanes));
         }
         for (int i = 0; i < MR; ++i) {
-          if constexpr (NR > 1) {
+          if constexpr (NR > 1 && MR > 1) {  // enough chains: one accumulator per output
+            acc0[i][j] = fma(w1, x1[i], fma(w0, x0[i], acc0[i][j]));
+          } else if constexpr (NR > 1) {
             acc0[i][j] = fma(w0, x0[i], acc0[i][j]);
             acc1[i][j] = fma(w1, x1[i], acc1[i][j]);
           } else {
@@ -284,6 +286,8 @@ inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp,
     OPSNN_WQ_CASE(2, 2)
     OPSNN_WQ_CASE(3, 1)
     OPSNN_WQ_CASE(4, 1)
+    OPSNN_WQ_CASE(3, 2)
+    OPSNN_WQ_CASE(4, 2)
     OPSNN_WQ_CASE(5, 1)
     OPSNN_WQ_CASE(6, 1)
     OPSNN_WQ_CASE(7, 1)
@@ -322,8 +326,8 @@ void wq_t(const quant::WqArgs& a) {
   }
   Y* y = static_cast<Y*>(a.y);
   const int64_t row_bytes = a.bits == 4 ? K / 2 : K;
-  constexpr int kNr1 = kLanes >= 16 ? 4 : 2;    // weight rows per tile when M == 1
-  constexpr int kMaxMr = kLanes >= 16 ? 8 : 4;  // x rows per tile when M > 1
+  constexpr int kNr1 = kLanes >= 16 ? 4 : 2;  // weight rows per tile when M == 1
+  constexpr int kMaxMr = 4;                   // x rows per tile when M > 1
   // K blocks (whole groups) so that the x rows of a tile stay in L1 while the
   // weight rows stream past; with one row of x, one block. The per-block sums
   // are added in block order: the blocking depends on (M, K, group) only.
@@ -335,7 +339,7 @@ void wq_t(const quant::WqArgs& a) {
     for (int64_t nb = cb; nb < ce; nb += kChunk)
       for (int64_t m0 = 0, ne = std::min(ce, nb + kChunk); m0 < M;) {
         const int mr = M == 1 ? 1 : static_cast<int>(std::min<int64_t>(kMaxMr, M - m0));
-        const int nr_max = M == 1 ? kNr1 : (mr <= 2 ? 2 : 1);
+        const int nr_max = M == 1 ? kNr1 : (mr <= 2 || kLanes >= 16 ? 2 : 1);
         for (int64_t g0 = 0; g0 < std::max<int64_t>(G, 1); g0 += gpb) {
           const int64_t g1 = std::min(G, g0 + gpb);
           for (int64_t n0 = nb; n0 < ne;) {
