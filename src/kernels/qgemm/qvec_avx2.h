@@ -37,4 +37,8 @@ inline void store_bytes_n(void* p, Vi a, int n) {
   std::memcpy(p, &v, static_cast<size_t>(n));
 }
 
+// The low / high nibble of each lane's low byte as f32 (0..15).
+inline Vf nibble_lo(Vi b) { return cvt_f32(b & set1i(15)); }
+inline Vf nibble_hi(Vi b) { return cvt_f32(shr_logic<4>(b)); }
+
 }  // namespace opsnn::simd::avx2

@@ -25,4 +25,15 @@ inline void store_bytes_n(void* p, Vi a, int n) {
   _mm_mask_storeu_epi8(p, tail_mask(n), _mm512_cvtepi32_epi8(a.v));
 }
 
+// The low / high nibble of each lane's low byte as f32 (0..15): a 16-entry
+// table lookup (vpermps reads only the low 4 bits of each index), no mask,
+// no int->float conversion.
+inline __m512 nibble_table() {
+  return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+inline Vf nibble_lo(Vi b) { return {_mm512_permutexvar_ps(b.v, nibble_table())}; }
+inline Vf nibble_hi(Vi b) {
+  return {_mm512_permutexvar_ps(_mm512_srli_epi32(b.v, 4), nibble_table())};
+}
+
 }  // namespace opsnn::simd::avx512

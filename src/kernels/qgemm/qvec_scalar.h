@@ -18,4 +18,8 @@ inline void store_bytes_n(void* p, Vi a, int n) {
   if (n > 0) *static_cast<uint8_t*>(p) = static_cast<uint8_t>(a.v & 0xff);
 }
 
+// The low / high nibble of each lane's low byte as f32 (0..15).
+inline Vf nibble_lo(Vi b) { return cvt_f32(b & set1i(15)); }
+inline Vf nibble_hi(Vi b) { return cvt_f32(shr_logic<4>(b)); }
+
 }  // namespace opsnn::simd::scalar

@@ -224,8 +224,8 @@ inline void wq_tile(const quant::WqArgs& a, const float* xp, const float* xsum, 
         Vf w0, w1;
         if constexpr (BITS == 4) {
           const Vi b = load_u8x(wr + k / 2);
-          w0 = cvt_f32(b & set1i(15));
-          w1 = cvt_f32(shr_logic<4>(b));
+          w0 = nibble_lo(b);
+          w1 = nibble_hi(b);
         } else {
           const int8_t* ws = reinterpret_cast<const int8_t*>(wr) + k;
           w0 = cvt_f32(load_s8x(ws));
