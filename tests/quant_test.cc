@@ -83,26 +83,28 @@ TEST(MatmulInt8, SignedEqualsShiftedUnsignedWithZeroPoint) {
 }
 
 TEST(MatmulInt8, PackedApiMatchesOp) {
-  const int64_t M = 37, N = 70, K = 300;
-  Tensor a = bytes_tensor({M, K}, DType::i8, 3), w = bytes_tensor({N, K}, DType::i8, 4);
-  Tensor as = floats({M, 1}, 0.001f, 0.002f, 5), ws = floats({N}, 0.01f, 0.02f, 6);
-  Tensor bias = floats({N}, -1, 1, 7);
-  PackedInt8Matrix p = pack_int8_matrix(w);
-  EXPECT_EQ(p.n(), N);
-  EXPECT_EQ(p.k(), K);
-  auto y_op = call("matmul_int8", {a, w, as, ws, bias}, {{"activation", std::string("silu")}});
-  Tensor y = Tensor::zeros({M, N}, DType::f32);
-  Int8MatmulParams prm;
-  prm.a_scale = &as;
-  prm.w_scale = &ws;
-  prm.bias = &bias;
-  prm.activation = "silu";
-  matmul_int8_packed(a, p, y, prm);
-  EXPECT_TRUE(same_bits(y, y_op[0]));
-  auto r_op = call("matmul_int8", {a, w}, {{"output", std::string("i32")}});
-  Tensor r = Tensor::zeros({M, N}, DType::i32);
-  matmul_int8_packed(a, p, r);
-  EXPECT_TRUE(same_bits(r, r_op[0]));
+  for (int64_t K : {300, 1030}) {  // both AVX-512 tilings (12x32 below K = 1024, 6x64 above)
+    const int64_t M = 37, N = 70;
+    Tensor a = bytes_tensor({M, K}, DType::i8, 3), w = bytes_tensor({N, K}, DType::i8, 4);
+    Tensor as = floats({M, 1}, 0.001f, 0.002f, 5), ws = floats({N}, 0.01f, 0.02f, 6);
+    Tensor bias = floats({N}, -1, 1, 7);
+    PackedInt8Matrix p = pack_int8_matrix(w);
+    EXPECT_EQ(p.n(), N);
+    EXPECT_EQ(p.k(), K);
+    auto y_op = call("matmul_int8", {a, w, as, ws, bias}, {{"activation", std::string("silu")}});
+    Tensor y = Tensor::zeros({M, N}, DType::f32);
+    Int8MatmulParams prm;
+    prm.a_scale = &as;
+    prm.w_scale = &ws;
+    prm.bias = &bias;
+    prm.activation = "silu";
+    matmul_int8_packed(a, p, y, prm);
+    EXPECT_TRUE(same_bits(y, y_op[0]));
+    auto r_op = call("matmul_int8", {a, w}, {{"output", std::string("i32")}});
+    Tensor r = Tensor::zeros({M, N}, DType::i32);
+    matmul_int8_packed(a, p, r);
+    EXPECT_TRUE(same_bits(r, r_op[0]));
+  }
 }
 
 TEST(MatmulWq, DefaultZeroPointIsEight) {

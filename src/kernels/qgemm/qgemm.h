@@ -58,9 +58,11 @@ struct KernelFns {
   void (*run)(const Args& a);
 };
 const KernelFns& fns_scalar();
-const KernelFns& fns_avx2();        // plain AVX2 (exact 16-bit widening, no vpmaddubsw)
-const KernelFns& fns_avxvnni();     // AVX-VNNI (256-bit vpdpbusd)
-const KernelFns& fns_avx512vnni();  // AVX-512 VNNI
+const KernelFns& fns_avx2();             // plain AVX2 (exact 16-bit widening, no vpmaddubsw)
+const KernelFns& fns_avxvnni();          // AVX-VNNI (256-bit vpdpbusd)
+const KernelFns& fns_avx512vnni();       // AVX-512 VNNI, 12x32 (K < 1024)
+const KernelFns& fns_avx512vnni_wide();  // AVX-512 VNNI, 6x64 (K >= 1024)
+inline constexpr int64_t kWideMinK = 1024;
 
 int64_t k4_of(int64_t K);
 size_t packed_bytes(int nr, int64_t N, int64_t K);

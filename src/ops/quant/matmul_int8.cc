@@ -291,12 +291,17 @@ void register_matmul_int8_op(Registry& r) {
       c.output = "bf16";
       c.azp = true;
       cs.push_back(make_case(c));
+      CaseSpec w{{13, 1030}, 70};  // K >= 1024: the wide AVX-512 kernel
+      w.output = "bf16";
+      w.bias = true;
+      cs.push_back(make_case(w));
       return cs;
     }
-    const int64_t sizes[][3] = {{1, 1, 1},      {1, 7, 15},    {7, 15, 17},   {15, 16, 63},
-                                {16, 17, 64},   {17, 63, 65},  {63, 64, 1},   {64, 65, 255},
-                                {65, 1, 16},    {13, 100, 7},  {255, 31, 40}, {100, 255, 64},
-                                {1000, 17, 33}, {3, 1000, 65}, {1, 256, 1000}};
+    const int64_t sizes[][3] = {{1, 1, 1},      {1, 7, 15},    {7, 15, 17},    {15, 16, 63},
+                                {16, 17, 64},   {17, 63, 65},  {63, 64, 1},    {64, 65, 255},
+                                {65, 1, 16},    {13, 100, 7},  {255, 31, 40},  {100, 255, 64},
+                                {1000, 17, 33}, {3, 1000, 65}, {1, 256, 1000}, {20, 70, 1100},
+                                {7, 129, 2051}};
     for (const auto& z : sizes) {
       CaseSpec c{{z[0], z[2]}, z[1]};
       c.output = "i32";
@@ -332,6 +337,16 @@ void register_matmul_int8_op(Registry& r) {
       cs.push_back(make_case(u));
     }
     // requantizing epilogues
+    {  // K >= 1024 (the wide AVX-512 kernel): dequantized and requantized epilogues
+      CaseSpec f{{9, 1100}, 70};
+      f.bias = true;
+      f.act = "gelu";
+      cs.push_back(make_case(f));
+      CaseSpec q{{9, 1100}, 70, DType::u8};
+      q.output = "u8";
+      q.azp = q.yzp = q.bias = true;
+      cs.push_back(make_case(q));
+    }
     for (const char* o : {"i8", "u8"}) {
       CaseSpec c{{40, 130}, 50};
       c.output = o;
@@ -368,10 +383,12 @@ void register_matmul_int8_op(Registry& r) {
     const qgemm::KernelFns* fns;
     std::function<bool()> cpu_ok;
   };
-  const K kernels[] = {{Isa::avx512, &qgemm::fns_avx512vnni(), [] { return has_avx512_vnni(); }},
-                       {Isa::avx2, &qgemm::fns_avxvnni(), [] { return has_avx_vnni(); }},
-                       {Isa::avx2, &qgemm::fns_avx2(), nullptr},
-                       {Isa::scalar, &qgemm::fns_scalar(), nullptr}};
+  const K kernels[] = {
+      {Isa::avx512, &qgemm::fns_avx512vnni_wide(), [] { return has_avx512_vnni(); }},
+      {Isa::avx512, &qgemm::fns_avx512vnni(), [] { return has_avx512_vnni(); }},
+      {Isa::avx2, &qgemm::fns_avxvnni(), [] { return has_avx_vnni(); }},
+      {Isa::avx2, &qgemm::fns_avx2(), nullptr},
+      {Isa::scalar, &qgemm::fns_scalar(), nullptr}};
   int priority = 50;
   for (const K& k : kernels) {
     struct Instance : KernelInstance {
@@ -425,7 +442,11 @@ void register_matmul_int8_op(Registry& r) {
     desc.dtypes = {DType::f32, DType::bf16};
     desc.priority = priority -= 10;
     desc.create = [fns = k.fns](const OpCall& call,
-                                std::string*) -> std::unique_ptr<KernelInstance> {
+                                std::string* why) -> std::unique_ptr<KernelInstance> {
+      if (fns == &qgemm::fns_avx512vnni_wide() && dims_of(call).K < qgemm::kWideMinK) {
+        if (why) *why = "K < " + std::to_string(qgemm::kWideMinK) + " (the 12x32 kernel is faster)";
+        return nullptr;
+      }
       auto inst = std::make_unique<Instance>();
       inst->fns = fns;
       inst->call = &call;

@@ -32,8 +32,9 @@ size_t PackedInt8Matrix::bytes() const { return impl_ ? impl_->nbytes : 0; }
 std::string PackedInt8Matrix::kernel() const { return impl_ ? impl_->fns->name : ""; }
 
 namespace {
-const qgemm::KernelFns& active_fns() {
-  if (has_avx512_vnni()) return qgemm::fns_avx512vnni();
+const qgemm::KernelFns& active_fns(int64_t K) {
+  if (has_avx512_vnni())
+    return K >= qgemm::kWideMinK ? qgemm::fns_avx512vnni_wide() : qgemm::fns_avx512vnni();
   if (active_isa() >= Isa::avx2) return has_avx_vnni() ? qgemm::fns_avxvnni() : qgemm::fns_avx2();
   return qgemm::fns_scalar();
 }
@@ -46,7 +47,7 @@ PackedInt8Matrix pack_int8_matrix(const Tensor& w) {
   if (w.dim(1) > 65536) throw Error(op, "w", "K <= 65536", std::to_string(w.dim(1)));
   const Tensor wc = w.contiguous();
   auto impl = std::make_shared<PackedInt8Matrix::Impl>();
-  impl->fns = &active_fns();
+  impl->fns = &active_fns(w.dim(1));
   impl->N = w.dim(0);
   impl->K = w.dim(1);
   impl->nbytes = qgemm::packed_bytes(impl->fns->nr, impl->N, impl->K);
