@@ -310,7 +310,7 @@ void add_quantize_dynamic(Registry& r) {
     const bool sym = call.attrs.i("symmetric") == 1;
     const double qmin = u8 ? 0 : -128, qmax = u8 ? 255 : 127;
     const int64_t K = call.in(0).shape.back();
-    const int64_t rows = K ? call.in(0).numel() / K : 0;
+    const int64_t rows = call.out(1).numel();  // one scale per row, also when K == 0
     for (int64_t rr = 0; rr < rows; ++rr) {
       const double* x = in[0].data.data() + rr * K;
       double xmin = 0, xmax = 0;
@@ -349,6 +349,7 @@ void add_quantize_dynamic(Registry& r) {
         cs.push_back({tag + "_zeros[2,16]", {TensorDesc(t, {2, 16})}, at, {ints(0, 0)}});
       }
     cs.push_back({"empty[0,8]", {TensorDesc(t, {0, 8})}, {}, {real(-3, 3)}});
+    cs.push_back({"k0[3,0]", {TensorDesc(t, {3, 0})}, {}, {real(-3, 3)}});
     cs.push_back({"strided[33,17]^T", {TensorDesc(t, {17, 33}, {1, 17})}, {}, {real(-3, 3)}});
     return cs;
   };
@@ -371,7 +372,7 @@ void add_quantize_dynamic(Registry& r) {
           a.scale = out[1].data_as<float>();
           a.zp = out[2].data();
           a.cols = call.in(0).shape.back();
-          a.rows = a.cols ? in[0].numel() / a.cols : 0;
+          a.rows = out[1].numel();  // one scale per row, also when K == 0
           a.symmetric = call.attrs.i("symmetric") == 1;
           fns_for(isa).dynamic(a);
         },
