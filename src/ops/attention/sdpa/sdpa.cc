@@ -266,6 +266,15 @@ std::vector<CheckCase> cases(DType t) {
       {1, 2, 2, 33, 1000, 64, 1},                                    // long keys, causal
       {1, 4, 4, 1, 1000, 128, 0, false, 0, {}, {}, 0, false, 0.05},  // decode, custom scale
       {1, 3, 3, 70, 70, 32, 0, false, 0, {}, {}, 0, false, 0, 1},    // several q tiles per head
+      // Few-rows (decode) path: rows = Lq x G <= 16 per KV head, lanes along D.
+      {2, 2, 2, 1, 260, 64, 0, false, 1, {}, {}, 0, true},              // G=1, splits, key_lens
+      {1, 8, 1, 1, 513, 40, 0, true, 0, {}, {}, 0, true},               // MQA G=8, D tail, BLHD
+      {1, 8, 2, 3, 300, 96, 1, false, 0, {}, {}, 0, true},              // G=4 x Lq=3 = 12 rows
+      {1, 4, 4, 16, 290, 32, 1, false, 0, {1, 4, 16, 290}},             // Lq=16, G=1, full bias
+      {1, 8, 1, 2, 270, 80, 1, false, 2, {1, 8, 1, 270}, {}, 0, true},  // 16 rows, head bias
+      {2, 4, 2, 5, 100, 64, 1, false, 0, {}, {2, 4, 5, 100}},           // 10 rows, random mask
+      {2, 4, 1, 1, 150, 128, 0, false, 0, {}, {2, 1, 1, 150}},          // padding mask
+      {1, 8, 2, 16, 300, 64, 1, false, 0, {}, {}, 0, true},  // 64 rows: flash path with splits
   };
   if (const char* big = std::getenv("OPSNN_SDPA_BIG_CASES"); big && *big == '1') {
     specs.push_back({1, 2, 2, 1000, 1000, 64, 1});

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "kernels/simd/vec_avx2.h"
 #include "ops/attention/sdpa/sdpa.h"

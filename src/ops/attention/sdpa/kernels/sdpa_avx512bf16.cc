@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/simd/vec_avx512.h"
 #include "ops/attention/sdpa/sdpa.h"
@@ -165,7 +166,9 @@ inline void accumulate(const float* st, int64_t mq, int64_t nk, const uint16_t* 
 }  // namespace bf16dot
 
 #define SDPA_BF16DOT 1
+#define SDPA_HSUM16 1
 #include "ops/attention/sdpa/kernels/sdpa_impl.h"
+#undef SDPA_HSUM16
 #undef SDPA_BF16DOT
 
 }  // namespace bf16v

@@ -109,14 +109,80 @@ inline void pv_tile(const float* vp, int64_t ldv, const float* st, int64_t mq, i
     for (int c = 0; c < NV; ++c) store(ot + (d + r) * mq + iv + c * kLanes, acc[r][c]);
 }
 
+// Whether mask row m[j * sj], j < nk, lets any key through (eight bytes at a
+// time when contiguous).
+inline bool mask_any(const bool* m, int64_t sj, int64_t nk) {
+  if (sj == 0) return m[0];
+  int64_t j = 0;
+  if (sj == 1)
+    for (; j + 8 <= nk; j += 8) {
+      uint64_t w;
+      std::memcpy(&w, m + j, 8);
+      if (w) return true;
+    }
+  for (; j < nk; ++j)
+    if (m[j * sj]) return true;
+  return false;
+}
+
 // Whether the boolean mask lets any of the task's rows see keys j0..j0+nk.
 inline bool any_visible(const Params& p, const int64_t* moff, int64_t rows, int64_t j0,
                         int64_t nk) {
   const bool* mk = static_cast<const bool*>(p.mask.data);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < nk; ++j)
-      if (mk[moff[r] + (j0 + j) * p.mask.sj]) return true;
+    if (mask_any(mk + moff[r] + j0 * p.mask.sj, p.mask.sj, nk)) return true;
   return false;
+}
+
+// S^T[j][r] += bias(row r, key j0 + j). One row for all: a broadcast vector
+// per key; else row by row along the keys (typed, no per-element dispatch).
+template <class T>
+inline void add_bias_tile_t(const T* b, int64_t sj, const int64_t* boff, int64_t rows, int64_t j0,
+                            int64_t nk, float* st, int64_t mq, bool one_row) {
+  if (one_row) {
+    for (int64_t j = 0; j < nk; ++j) {
+      const Vf x = set1(to_f32(b[boff[0] + (j0 + j) * sj]));
+      for (int64_t iv = 0; iv < mq; iv += kLanes)
+        store(st + j * mq + iv, load(st + j * mq + iv) + x);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* br = b + boff[r] + j0 * sj;
+    for (int64_t j = 0; j < nk; ++j) st[j * mq + r] += to_f32(br[j * sj]);
+  }
+}
+inline void add_bias_tile(const opsnn::sdpa::Broadcast4& bias, const int64_t* boff, int64_t rows,
+                          int64_t j0, int64_t nk, float* st, int64_t mq, bool one_row) {
+  switch (bias.dtype) {
+    case DType::bf16:
+      return add_bias_tile_t(static_cast<const bf16*>(bias.data), bias.sj, boff, rows, j0, nk, st,
+                             mq, one_row);
+    case DType::f16:
+      return add_bias_tile_t(static_cast<const f16*>(bias.data), bias.sj, boff, rows, j0, nk, st,
+                             mq, one_row);
+    default:
+      return add_bias_tile_t(static_cast<const float*>(bias.data), bias.sj, boff, rows, j0, nk, st,
+                             mq, one_row);
+  }
+}
+
+// S^T[j][r] = -inf where the mask hides key j0 + j from row r.
+inline void apply_mask_tile(const opsnn::sdpa::Broadcast4& mask, const int64_t* moff, int64_t rows,
+                            int64_t j0, int64_t nk, float* st, int64_t mq, bool one_row) {
+  const bool* mk = static_cast<const bool*>(mask.data);
+  if (one_row) {
+    const Vf ninf = set1(kNegInf);
+    for (int64_t j = 0; j < nk; ++j)
+      if (!mk[moff[0] + (j0 + j) * mask.sj])
+        for (int64_t iv = 0; iv < mq; iv += kLanes) store(st + j * mq + iv, ninf);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool* mr = mk + moff[r] + j0 * mask.sj;
+    for (int64_t j = 0; j < nk; ++j)
+      if (!mr[j * mask.sj]) st[j * mq + r] = kNegInf;
+  }
 }
 
 struct Task {
@@ -152,10 +218,452 @@ inline int64_t split_chunk(const Params& p) {
   return round_up((p.Lk + p.kv_splits - 1) / p.kv_splits, 8);
 }
 
+// ---- few rows: lanes along D -------------------------------------------------
+// A task with at most kFewRows rows (decode: Lq x the G query heads of one KV
+// head) is memory-bound on K/V, and lanes over rows would waste most of each
+// vector. Here the lanes run along D instead: each K row is read once, in
+// place (f32, bf16 or f16, contiguous, strided or paged, no pack), and dotted
+// with every row of Q (score = horizontal sum); the scores of a block lie as
+// S[row][key], so the masks, the bias and the exp are vectors along the keys;
+// P V broadcasts P and accumulates O[row][d] along D.
+inline constexpr int64_t kFewRows = kLanes == 8 ? 8 : 16;
+inline constexpr int64_t kFewBlock = 64;  // keys per block (a multiple of kLanes)
+inline constexpr int kPvRows = kLanes == 8 ? 2 : 4;
+inline constexpr int kPvVecs = 4;
+
+inline void prefetch_row(const void* p, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
+}
+
+// bf16 rows are converted with shifts: one load of 2 x kLanes bf16 gives the
+// even elements (<< 16) and the odd ones (& 0xffff0000) as two f32 vectors.
+// Q and O keep the same order ("split" layout: per block of 2 x kLanes dims,
+// the even dims then the odd dims), which a dot product does not notice; the
+// dims past the last whole block stay in natural order.
+template <class T>
+inline constexpr bool kSplitBf16 = std::is_same_v<T, bf16>;
+
+inline void load_split(const bf16* p, Vf& even, Vf& odd) {
+  Vf raw;
+  std::memcpy(&raw, p, sizeof raw);
+  const Vi x = bits(raw);
+  even = from_bits(shl<16>(x));
+  odd = from_bits(x & set1i(static_cast<int32_t>(0xffff0000u)));
+}
+
+// Position of dim d in the split layout (identity past the whole blocks).
+inline int64_t split_pos(int64_t d, int64_t dt) {
+  if (d >= dt) return d;
+  const int64_t c = d / (2 * kLanes), w = d % (2 * kLanes);
+  return c * 2 * kLanes + (w & 1) * kLanes + w / 2;
+}
+
+// S[r][j] = sum_d Q[r][d] K[j][d] for NR rows (Q rows padded with zeros to
+// nv * kLanes, stride ldq). nb2: whole split blocks (bf16 only).
+template <int NR, class T>
+inline void few_scores(const T* kr, const float* q, int64_t ldq, int64_t nb2, int64_t nfull,
+                       int tail, float* s, int64_t lds) {
+  Vf acc[NR];
+  for (int r = 0; r < NR; ++r) acc[r] = zero();
+  if constexpr (kSplitBf16<T>) {
+    for (int64_t c = 0; c < nb2; ++c) {
+      Vf ke, ko;
+      load_split(kr + c * 2 * kLanes, ke, ko);
+      const float* qc = q + c * 2 * kLanes;
+      for (int r = 0; r < NR; ++r) {
+        acc[r] = fma(ke, load(qc + r * ldq), acc[r]);
+        acc[r] = fma(ko, load(qc + r * ldq + kLanes), acc[r]);
+      }
+    }
+    kr += nb2 * 2 * kLanes;
+    q += nb2 * 2 * kLanes;
+  }
+  int64_t v = 0;
+  for (; v < nfull; ++v) {
+    const Vf k = load(kr + v * kLanes);
+    for (int r = 0; r < NR; ++r) acc[r] = fma(k, load(q + r * ldq + v * kLanes), acc[r]);
+  }
+  if (tail) {
+    const Vf k = load_n(kr + v * kLanes, tail);
+    for (int r = 0; r < NR; ++r) acc[r] = fma(k, load(q + r * ldq + v * kLanes), acc[r]);
+  }
+  for (int r = 0; r < NR; ++r) s[r * lds] = reduce_add(acc[r]);
+}
+
+#ifdef SDPA_HSUM16
+// AVX-512: 16 dot products at once (NR rows x 16/NR keys), their 16
+// accumulators summed by a shuffle tree (45 instructions instead of 16
+// horizontal reductions).
+inline __m512 hsum16(const Vf* a) {
+  __m512 t[8], u[4], w[2];
+  for (int i = 0; i < 8; ++i) {
+    const __m512 x = a[2 * i].v, y = a[2 * i + 1].v;
+    t[i] = _mm512_add_ps(_mm512_shuffle_f32x4(x, y, 0x44), _mm512_shuffle_f32x4(x, y, 0xEE));
+  }
+  for (int i = 0; i < 4; ++i)
+    u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], 0x88),
+                         _mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], 0xDD));
+  for (int i = 0; i < 2; ++i)
+    w[i] = _mm512_add_ps(_mm512_shuffle_ps(u[2 * i], u[2 * i + 1], 0x44),
+                         _mm512_shuffle_ps(u[2 * i], u[2 * i + 1], 0xEE));
+  // Lane 4c + e holds the sum of a[4e + c].
+  return _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));
+}
+
+template <int NR, class T>
+inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_t nb2,
+                         int64_t nfull, int tail, float* s, int64_t lds) {
+  constexpr int NK = 16 / NR;
+  Vf acc[NR][NK];
+  for (int r = 0; r < NR; ++r)
+    for (int k = 0; k < NK; ++k) acc[r][k] = zero();
+  int64_t e = 0;  // element offset
+  if constexpr (kSplitBf16<T>) {
+    for (int64_t c = 0; c < nb2; ++c, e += 32) {
+      Vf ke[NK], ko[NK];
+      for (int k = 0; k < NK; ++k) load_split(kr[k] + e, ke[k], ko[k]);
+      for (int r = 0; r < NR; ++r) {
+        const Vf qe = load(q + r * ldq + e), qo = load(q + r * ldq + e + 16);
+        for (int k = 0; k < NK; ++k) acc[r][k] = fma(ko[k], qo, fma(ke[k], qe, acc[r][k]));
+      }
+    }
+  }
+  for (int64_t v = 0; v < nfull; ++v, e += 16) {
+    Vf kv[NK];
+    for (int k = 0; k < NK; ++k) kv[k] = load(kr[k] + e);
+    for (int r = 0; r < NR; ++r) {
+      const Vf qv = load(q + r * ldq + e);
+      for (int k = 0; k < NK; ++k) acc[r][k] = fma(kv[k], qv, acc[r][k]);
+    }
+  }
+  if (tail) {
+    Vf kv[NK];
+    for (int k = 0; k < NK; ++k) kv[k] = load_n(kr[k] + e, tail);
+    for (int r = 0; r < NR; ++r) {
+      const Vf qv = load(q + r * ldq + e);
+      for (int k = 0; k < NK; ++k) acc[r][k] = fma(kv[k], qv, acc[r][k]);
+    }
+  }
+  Vf in[16];
+  for (int n = 0; n < 16; ++n) in[4 * (n % 4) + n / 4] = acc[n / NK][n % NK];
+  const __m512 z = hsum16(in);
+  if constexpr (NR == 1) {
+    _mm512_storeu_ps(s, z);
+  } else if constexpr (NR == 2) {
+    _mm256_storeu_ps(s, _mm512_castps512_ps256(z));
+    _mm256_storeu_ps(s + lds, _mm512_extractf32x8_ps(z, 1));
+  } else {
+    _mm_storeu_ps(s, _mm512_castps512_ps128(z));
+    _mm_storeu_ps(s + lds, _mm512_extractf32x4_ps(z, 1));
+    _mm_storeu_ps(s + 2 * lds, _mm512_extractf32x4_ps(z, 2));
+    _mm_storeu_ps(s + 3 * lds, _mm512_extractf32x4_ps(z, 3));
+  }
+}
+#endif
+
+// Scores of rows [r, r + NR) against the block's keys.
+template <int NR, class T>
+inline void few_scores_rows(const T* const* kr, const float* q, int64_t ldq, int64_t nb2,
+                            int64_t nfull, int tail, float* s, int64_t lds, int64_t nk,
+                            const T* const* pf, int64_t pf_bytes) {
+  int64_t j = 0;
+#ifdef SDPA_HSUM16
+  constexpr int NK = 16 / NR;
+  for (; j + NK <= nk; j += NK) {
+    if (pf)
+      for (int k = 0; k < NK; ++k) prefetch_row(pf[j + k], pf_bytes);
+    few_scores16<NR>(kr + j, q, ldq, nb2, nfull, tail, s + j, lds);
+  }
+#endif
+  for (; j < nk; ++j) {
+    if (pf) prefetch_row(pf[j], pf_bytes);
+    few_scores<NR>(kr[j], q, ldq, nb2, nfull, tail, s + j, lds);
+  }
+}
+
+// O[r][c*kLanes..] = alpha[r] O[r][..] + sum_j P[r][j] V[j][..] for NR rows
+// and NC vectors starting at vector c0; TAIL: the last vector holds `tail` dims.
+template <int NR, int NC, bool TAIL, class T>
+inline void few_pv(const T* const* vr, int64_t nk, const float* pr, int64_t ldp, float* o,
+                   int64_t ldo, const float* alpha, int64_t c0, int tail) {
+  Vf acc[NR][NC];
+  for (int r = 0; r < NR; ++r) {
+    const Vf a = set1(alpha[r]);
+    for (int c = 0; c < NC; ++c) acc[r][c] = load(o + r * ldo + (c0 + c) * kLanes) * a;
+  }
+  for (int64_t j = 0; j < nk; ++j) {
+    Vf v[NC];
+    for (int c = 0; c < NC; ++c)
+      v[c] = TAIL && c == NC - 1 ? load_n(vr[j] + (c0 + c) * kLanes, tail)
+                                 : load(vr[j] + (c0 + c) * kLanes);
+    for (int r = 0; r < NR; ++r) {
+      const Vf pb = set1(pr[r * ldp + j]);
+      for (int c = 0; c < NC; ++c) acc[r][c] = fma(pb, v[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < NR; ++r)
+    for (int c = 0; c < NC; ++c) store(o + r * ldo + (c0 + c) * kLanes, acc[r][c]);
+}
+
+// As few_pv over NC whole split blocks of bf16 V starting at block c0.
+template <int NR, int NC>
+inline void few_pv_split(const bf16* const* vr, int64_t nk, const float* pr, int64_t ldp, float* o,
+                         int64_t ldo, const float* alpha, int64_t c0) {
+  Vf acc[NR][2 * NC];
+  for (int r = 0; r < NR; ++r) {
+    const Vf a = set1(alpha[r]);
+    for (int c = 0; c < 2 * NC; ++c)
+      acc[r][c] = load(o + r * ldo + c0 * 2 * kLanes + c * kLanes) * a;
+  }
+  for (int64_t j = 0; j < nk; ++j) {
+    Vf v[2 * NC];
+    for (int c = 0; c < NC; ++c) load_split(vr[j] + (c0 + c) * 2 * kLanes, v[2 * c], v[2 * c + 1]);
+    for (int r = 0; r < NR; ++r) {
+      const Vf pb = set1(pr[r * ldp + j]);
+      for (int c = 0; c < 2 * NC; ++c) acc[r][c] = fma(pb, v[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < NR; ++r)
+    for (int c = 0; c < 2 * NC; ++c) store(o + r * ldo + c0 * 2 * kLanes + c * kLanes, acc[r][c]);
+}
+
+template <int NR, class T>
+inline void few_pv_rows(const T* const* vr, int64_t nk, const float* pr, int64_t ldp, float* o,
+                        int64_t ldo, const float* alpha, int64_t nb2, int64_t nfull, int tail) {
+  int64_t c = 0;
+  if constexpr (kSplitBf16<T>) {
+    for (; c + kPvVecs / 2 <= nb2; c += kPvVecs / 2)
+      few_pv_split<NR, kPvVecs / 2>(vr, nk, pr, ldp, o, ldo, alpha, c);
+    for (; c < nb2; ++c) few_pv_split<NR, 1>(vr, nk, pr, ldp, o, ldo, alpha, c);
+    c *= 2;  // in vectors
+    nfull += c;
+  }
+  for (; c + kPvVecs <= nfull; c += kPvVecs)
+    few_pv<NR, kPvVecs, false>(vr, nk, pr, ldp, o, ldo, alpha, c, 0);
+  for (; c < nfull; ++c) few_pv<NR, 1, false>(vr, nk, pr, ldp, o, ldo, alpha, c, 0);
+  if (tail) few_pv<NR, 1, true>(vr, nk, pr, ldp, o, ldo, alpha, c, tail);
+}
+
+// Adds bias row values b[(j0 + j) * sj], j < nk, to s[j].
+template <class T>
+inline void add_bias_row(float* s, const T* b, int64_t sj, int64_t nk) {
+  if (sj == 1) {
+    int64_t j = 0;
+    for (; j + kLanes <= nk; j += kLanes) store(s + j, load(s + j) + load(b + j));
+    if (j < nk) {
+      const int n = static_cast<int>(nk - j);
+      store_n(s + j, load_n(s + j, n) + load_n(b + j, n), n);
+    }
+  } else if (sj == 0) {
+    const float xs = to_f32(b[0]);
+    const Vf xb = set1(xs);
+    int64_t j = 0;
+    for (; j + kLanes <= nk; j += kLanes) store(s + j, load(s + j) + xb);
+    for (; j < nk; ++j) s[j] += xs;
+  } else {
+    for (int64_t j = 0; j < nk; ++j) s[j] += to_f32(b[j * sj]);
+  }
+}
+inline void add_bias(float* s, const opsnn::sdpa::Broadcast4& bias, int64_t off, int64_t nk) {
+  switch (bias.dtype) {
+    case DType::bf16:
+      return add_bias_row(s, static_cast<const bf16*>(bias.data) + off, bias.sj, nk);
+    case DType::f16:
+      return add_bias_row(s, static_cast<const f16*>(bias.data) + off, bias.sj, nk);
+    default:
+      return add_bias_row(s, static_cast<const float*>(bias.data) + off, bias.sj, nk);
+  }
+}
+
+// Sets s[j] = -inf where mask row m[j * sj] is false; eight contiguous mask
+// bytes that are all true (the common case) cost one compare.
+inline void apply_mask_row(float* s, const bool* m, int64_t sj, int64_t nk) {
+  if (sj == 0) {
+    if (!m[0])
+      for (int64_t j = 0; j < nk; ++j) s[j] = kNegInf;
+    return;
+  }
+  int64_t j = 0;
+  if (sj == 1)
+    for (; j + 8 <= nk; j += 8) {
+      uint64_t w;
+      std::memcpy(&w, m + j, 8);
+      if (w == 0x0101010101010101ull) continue;
+      for (int x = 0; x < 8; ++x) s[j + x] = m[j + x] ? s[j + x] : kNegInf;
+    }
+  for (; j < nk; ++j)
+    if (!m[j * sj]) s[j] = kNegInf;
+}
+
+// dst = scale * src in the split layout (bf16: nb2 whole blocks) then natural order.
+template <class T>
+inline void load_q_row(const T* src, float* dst, int64_t D, int64_t nb2, float scale) {
+  const Vf sc = set1(scale);
+  int64_t d = 0;
+  if constexpr (kSplitBf16<T>) {
+    for (int64_t c = 0; c < nb2; ++c, d += 2 * kLanes) {
+      Vf e, o;
+      load_split(src + d, e, o);
+      store(dst + d, e * sc);
+      store(dst + d + kLanes, o * sc);
+    }
+  }
+  for (; d + kLanes <= D; d += kLanes) store(dst + d, load(src + d) * sc);
+  if (d < D) {
+    const int n = static_cast<int>(D - d);
+    store_n(dst + d, load_n(src + d, n) * sc, n);
+  }
+}
+
+template <class T>
+inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const Task& tk,
+                          float* slot, float* partials) {
+  const int64_t D = p.D;
+  const int64_t nb2 = kSplitBf16<T> ? D / (2 * kLanes) : 0, dt = nb2 * 2 * kLanes;
+  const int64_t nfull = (D - dt) / kLanes;
+  const int tail = static_cast<int>((D - dt) % kLanes);
+  const int64_t ld = round_up(D, kLanes);  // row stride of Q and O
+  const int64_t rows = tk.ng * tk.ni, lds = kFewBlock;
+  float* q = slot;                                               // [rows][ld], scaled, zero padded
+  float* o = q + kFewRows * ld;                                  // [rows][ld]
+  float* s = o + kFewRows * ld;                                  // [rows][kFewBlock]
+  float* m = s + kFewRows * lds;                                 // [rows]
+  float* l = m + kFewRows;                                       // [rows]
+  float* alpha = l + kFewRows;                                   // [rows]
+  int64_t* ipos = reinterpret_cast<int64_t*>(alpha + kFewRows);  // query position per row
+  int64_t* boff = ipos + kFewRows;
+  int64_t* moff = boff + kFewRows;
+  const T** kr = reinterpret_cast<const T**>(moff + kFewRows);  // [kFewBlock]
+  const T** vr = kr + kFewBlock;
+
+  const int64_t lk_b = valid_keys(p, tk.b);
+  const int64_t off = lk_b - p.Lq;
+  const int64_t chunk = split_chunk(p);
+  const int64_t kbeg = tk.split * chunk;
+  int64_t kend = std::min(kbeg + chunk, lk_b);
+  if (p.causal) kend = std::min(kend, tk.i0 + tk.ni - 1 + off + 1);
+
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
+    const int64_t qo = tk.b * p.qsb + h * p.qsh + i * p.qsl;
+    load_q_row(static_cast<const T*>(p.q) + qo, q + r * ld, D, nb2, p.scale);
+    for (int64_t d = D; d < ld; ++d) q[r * ld + d] = 0;
+    for (int64_t d = 0; d < ld; ++d) o[r * ld + d] = 0;
+    m[r] = kNegInf;
+    l[r] = 0;
+    ipos[r] = i;
+    boff[r] = tk.b * p.bias.sb + h * p.bias.sh + i * p.bias.si;
+    moff[r] = tk.b * p.mask.sb + h * p.mask.sh + i * p.mask.si;
+  }
+
+  const T* kbase = static_cast<const T*>(p.k.data);
+  const T* vbase = static_cast<const T*>(p.v.data);
+  const int64_t row_bytes = D * static_cast<int64_t>(sizeof(T));
+  const Vf neg_inf = set1(kNegInf), neg_max = set1(-3.4028235e38f);
+  alignas(64) float iota[kLanes];
+  for (int x = 0; x < kLanes; ++x) iota[x] = static_cast<float>(x);
+  const Vf viota = load(iota);
+  for (int64_t j0 = kbeg; j0 < kend; j0 += kFewBlock) {
+    const int64_t nk = std::min(kFewBlock, kend - j0), nkv = round_up(nk, kLanes);
+    // Bool mask first: a block no row sees is skipped before its scores.
+    if (p.mask.data) {
+      bool any = false;
+      const bool* mk = static_cast<const bool*>(p.mask.data);
+      for (int64_t r = 0; r < rows && !any; ++r)
+        any = mask_any(mk + moff[r] + j0 * p.mask.sj, p.mask.sj, nk);
+      if (!any) continue;
+    }
+    for (int64_t j = 0; j < nk; ++j) {
+      kr[j] = kbase + p.k.offset(tk.b, tk.hkv, j0 + j);
+      vr[j] = vbase + p.v.offset(tk.b, tk.hkv, j0 + j);
+    }
+    // Scores; the first row group prefetches the V rows of the block.
+    int64_t r = 0;
+    const T* const* pf = vr;
+    for (; r + 4 <= rows; r += 4, pf = nullptr)
+      few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, row_bytes);
+    if (r + 2 <= rows) {
+      few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, row_bytes);
+      r += 2;
+      pf = nullptr;
+    }
+    if (r < rows)
+      few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, row_bytes);
+    if (p.mask.data) {
+      const bool* mk = static_cast<const bool*>(p.mask.data);
+      for (int64_t rr = 0; rr < rows; ++rr)
+        apply_mask_row(s + rr * lds, mk + moff[rr] + j0 * p.mask.sj, p.mask.sj, nk);
+    }
+    for (int64_t rr = 0; rr < rows; ++rr) {
+      float* sr = s + rr * lds;
+      if (p.bias.data) add_bias(sr, p.bias, boff[rr] + j0 * p.bias.sj, nk);
+      for (int64_t j = nk; j < nkv; ++j) sr[j] = kNegInf;
+      if (p.causal && j0 + nk - 1 > ipos[rr] + off) {
+        const Vf lim = set1(static_cast<float>(ipos[rr] + off - j0));
+        for (int64_t j = 0; j < nkv; j += kLanes)
+          store(sr + j, select(lim < viota + set1(static_cast<float>(j)), neg_inf, load(sr + j)));
+      }
+      Vf mb = neg_inf;
+      for (int64_t j = 0; j < nkv; j += kLanes) mb = max(mb, load(sr + j));
+      const float mo = m[rr], mn = std::max(mo, reduce_max(mb));
+      const float ms = mn < -3.4028235e38f ? 0.0f : mn;
+      alpha[rr] = mo < -3.4028235e38f ? 0.0f : std::exp(mo - ms);
+      m[rr] = mn;
+      const Vf vms = set1(ms);
+      Vf sum = zero();
+      for (int64_t j = 0; j < nkv; j += kLanes) {
+        const Vf x = load(sr + j);
+        const Vf pr = select(x < neg_max, zero(), exp_nonpos(x - vms));
+        store(sr + j, pr);
+        sum = sum + pr;
+      }
+      l[rr] = l[rr] * alpha[rr] + reduce_add(sum);
+    }
+    r = 0;
+    for (; r + kPvRows <= rows; r += kPvRows)
+      few_pv_rows<kPvRows>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail);
+    for (; r < rows; ++r)
+      few_pv_rows<1>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail);
+  }
+
+  if (p.kv_splits > 1) {
+    const int64_t mq_max = round_up(p.q_block, opsnn::sdpa::kMaxLanes);
+    float* pt = partials + t * mq_max * (D + 2);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* pr = pt + r * (D + 2);
+      pr[0] = m[r];
+      pr[1] = l[r];
+      std::memcpy(pr + 2, o + r * ld, static_cast<size_t>(D) * sizeof(float));  // O as laid out
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
+    const float inv = l[r] > 0 ? 1.0f / l[r] : 0.0f;
+    const int64_t oo = tk.b * p.osb + h * p.osh + i * p.osl;
+    for (int64_t dd = 0; dd < D; ++dd)
+      put(p.out, p.dtype, oo + dd, o[r * ld + split_pos(dd, dt)] * inv);
+    if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = l[r] > 0 ? m[r] + std::log(l[r]) : kNegInf;
+  }
+}
+
+inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const Task& tk,
+                          float* slot, float* partials) {
+  switch (p.dtype) {
+    case DType::bf16:
+      return few_rows_task<bf16>(p, rp, t, tk, slot, partials);
+    case DType::f16:
+      return few_rows_task<f16>(p, rp, t, tk, slot, partials);
+    default:
+      return few_rows_task<float>(p, rp, t, tk, slot, partials);
+  }
+}
+
 // One task: its rows against its key range. Writes the normalised output
 // (and lse), or with kv_splits > 1 the partial (m, l, O^T) of its split.
 inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot, float* partials) {
   const Task tk = decode_task(p, rp, t);
+  if (tk.ng * tk.ni <= kFewRows) return few_rows_task(p, rp, t, tk, slot, partials);
   const int64_t D = p.D, dp = round_up(D, 8);
   const int64_t rows = tk.ng * tk.ni, mq = round_up(rows, kLanes);
   const int64_t mq_max = round_up(p.q_block, opsnn::sdpa::kMaxLanes),
@@ -212,10 +720,14 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
   }
   for (int64_t x = 0; x < D * mq; ++x) ot[x] = 0;
 
+  // A bias / mask that does not vary over the task's rows (a key-padding
+  // mask, a per-key bias) is one row: applied as whole vectors per key.
+  const bool one_bias_row = p.bias.si == 0 && (p.bias.sh == 0 || tk.ng == 1);
+  const bool one_mask_row = p.mask.si == 0 && (p.mask.sh == 0 || tk.ng == 1);
   const Vf neg_inf = set1(kNegInf), neg_max = set1(-3.4028235e38f);
   for (int64_t j0 = kbeg; j0 < kend; j0 += p.kv_block) {
     const int64_t nk = std::min(p.kv_block, kend - j0);
-    if (p.mask.data && !any_visible(p, moff, rows, j0, nk))
+    if (p.mask.data && !any_visible(p, moff, one_mask_row ? 1 : rows, j0, nk))
       continue;  // tile wholly masked: skip it
 #ifdef SDPA_BF16DOT
     bf16dot::pack_v(p, tk.b, tk.hkv, j0, nk, vp16);
@@ -245,16 +757,8 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
         }
       }
     }
-    if (p.bias.data)
-      for (int64_t j = 0; j < nk; ++j)
-        for (int64_t r = 0; r < rows; ++r)
-          st[j * mq + r] += elem(p.bias.data, p.bias.dtype, boff[r] + (j0 + j) * p.bias.sj);
-    if (p.mask.data) {
-      const bool* mk = static_cast<const bool*>(p.mask.data);
-      for (int64_t j = 0; j < nk; ++j)
-        for (int64_t r = 0; r < rows; ++r)
-          if (!mk[moff[r] + (j0 + j) * p.mask.sj]) st[j * mq + r] = kNegInf;
-    }
+    if (p.bias.data) add_bias_tile(p.bias, boff, rows, j0, nk, st, mq, one_bias_row);
+    if (p.mask.data) apply_mask_tile(p.mask, moff, rows, j0, nk, st, mq, one_mask_row);
     // Online softmax: new running max, rescale factor, P = exp(S - m) in place.
     for (int64_t iv = 0; iv < mq; iv += kLanes) {
       Vf mb = neg_inf;
@@ -293,9 +797,10 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
   if (p.kv_splits > 1) {
     float* pt = partials + t * mq_max * (D + 2);
     for (int64_t r = 0; r < rows; ++r) {
-      pt[r] = m[r];
-      pt[mq_max + r] = l[r];
-      for (int64_t dd = 0; dd < D; ++dd) pt[(2 + dd) * mq_max + r] = ot[dd * mq + r];
+      float* pr = pt + r * (D + 2);
+      pr[0] = m[r];
+      pr[1] = l[r];
+      for (int64_t dd = 0; dd < D; ++dd) pr[2 + dd] = ot[dd * mq + r];
     }
     return;
   }
@@ -316,27 +821,34 @@ inline void merge_task(const Params& p, const RowPlan& rp, int64_t bt, const flo
                 stride = mq_max * (D + 2);
   const float* base = partials + bt * p.kv_splits * stride;
   const int64_t rows = tk.ng * tk.ni;
+  float w[opsnn::sdpa::kMaxSplits];
+  alignas(64) float acc[1024];  // D <= 1024
+  // The few-rows path leaves bf16 partials in the split layout.
+  const int64_t dt = rows <= kFewRows && p.dtype == DType::bf16 ? D / (2 * kLanes) * 2 * kLanes : 0;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
+    const float* pr = base + r * (D + 2);  // split s: pr + s * stride
     float mx = kNegInf;
     for (int64_t s = 0; s < p.kv_splits; ++s)
-      if (base[s * stride + mq_max + r] > 0) mx = std::max(mx, base[s * stride + r]);
+      if (pr[s * stride + 1] > 0) mx = std::max(mx, pr[s * stride]);
     float lsum = 0;
     for (int64_t s = 0; s < p.kv_splits; ++s) {
-      const float ls = base[s * stride + mq_max + r];
-      if (ls > 0) lsum += ls * std::exp(base[s * stride + r] - mx);
+      const float ls = pr[s * stride + 1];
+      w[s] = ls > 0 ? std::exp(pr[s * stride] - mx) : 0.0f;
+      lsum += ls * w[s];
+    }
+    const float inv = lsum > 0 ? 1.0f / lsum : 0.0f;
+    for (int64_t d = 0; d < D; ++d) acc[d] = 0;
+    for (int64_t s = 0; s < p.kv_splits; ++s) {
+      if (w[s] == 0) continue;
+      const Vf ws = set1(w[s]);
+      const float* o = pr + s * stride + 2;
+      int64_t d = 0;
+      for (; d + kLanes <= D; d += kLanes) store(acc + d, fma(load(o + d), ws, load(acc + d)));
+      for (; d < D; ++d) acc[d] = std::fma(o[d], w[s], acc[d]);
     }
     const int64_t oo = tk.b * p.osb + h * p.osh + i * p.osl;
-    const float inv = lsum > 0 ? 1.0f / lsum : 0.0f;
-    for (int64_t d = 0; d < D; ++d) {
-      float acc = 0;
-      for (int64_t s = 0; s < p.kv_splits; ++s) {
-        const float ls = base[s * stride + mq_max + r];
-        if (ls > 0)
-          acc += base[s * stride + (2 + d) * mq_max + r] * std::exp(base[s * stride + r] - mx);
-      }
-      put(p.out, p.dtype, oo + d, acc * inv);
-    }
+    for (int64_t d = 0; d < D; ++d) put(p.out, p.dtype, oo + d, acc[split_pos(d, dt)] * inv);
     if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = lsum > 0 ? mx + std::log(lsum) : kNegInf;
   }
 }
