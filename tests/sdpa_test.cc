@@ -215,6 +215,65 @@ TEST(SdpaF16, FlashKernelsMatchReference) {
   }
 }
 
+// Inputs with a non-unit stride along D (views of [B, H, D, L] tensors) are
+// copied to contiguous workspace by sdpa_flash_packed instead of falling back
+// to the float64 reference kernel.
+TEST(SdpaStridedD, PackedFlashKernel) {
+  for (DType t : {DType::f32, DType::bf16}) {
+    const Tensor qs = random_tensor({2, 4, 48, 7}, t, 31),
+                 ks = random_tensor({2, 2, 48, 50}, t, 32),
+                 vs = random_tensor({2, 2, 48, 50}, t, 33, -3, 3);
+    const Tensor q = qs.permute({0, 1, 3, 2}), k = ks.permute({0, 1, 3, 2}),
+                 v = vs.permute({0, 1, 3, 2});
+    ASSERT_NE(q.strides()[3], 1);
+    for (int causal : {0, 1}) {
+      const Attrs a = {{"causal", int64_t{causal}}};
+      Op op = Op::create("sdpa", std::vector<Tensor>{q, k, v}, a);
+      EXPECT_EQ(op.kernel_name(), "sdpa_flash_packed");
+      const Tensor got = op({q, k, v})[0];
+      const Tensor ref =
+          Op::create("sdpa", std::vector<Tensor>{q, k, v}, a, "sdpa_ref_f64")({q, k, v})[0];
+      expect_close(got, ref, t, "strided D");
+    }
+  }
+}
+
+// Decode with GQA groups of 1, 4 and 8 query heads per KV head, Lq 1..16,
+// contiguous and paged, f32 and bf16: the few-rows path (Lq x G <= 16) and
+// the flash path with key splits (more rows) against the float64 reference,
+// 1 vs 2 threads bit for bit.
+TEST(KvCache, DecodeGroupSizes) {
+  for (DType t : {DType::f32, DType::bf16})
+    for (int64_t block : {int64_t{0}, int64_t{32}})
+      for (int64_t G : {1, 4, 8}) {
+        const int64_t B = 2, Hkv = 2, D = 128, cap = 700;
+        KvCacheConfig cfg{B, Hkv, D, cap, t, block, 0};
+        KvCache cache(cfg);
+        const Tensor K = random_tensor({B, Hkv, 600, D}, t, 40 + G),
+                     V = random_tensor({B, Hkv, 600, D}, t, 50 + G, -3, 3);
+        cache.append(K, V);
+        cache.reset(1);
+        cache.append(1, K.slice(0, 1, 2).reshape({Hkv, 600, D}).slice(1, 0, 333),
+                     V.slice(0, 1, 2).reshape({Hkv, 600, D}).slice(1, 0, 333));
+        Tensor Kf = Tensor::zeros({B, Hkv, cap, D}, t), Vf = Tensor::zeros({B, Hkv, cap, D}, t);
+        Tensor kd = Kf.slice(2, 0, 600), vd = Vf.slice(2, 0, 600);
+        copy_into(K, kd);
+        copy_into(V, vd);
+        for (int64_t lq : {int64_t{1}, int64_t{3}, int64_t{16}}) {
+          const Tensor q = random_tensor({B, Hkv * G, lq, D}, t, 60 + lq);
+          const Tensor got = cache.attend(q);
+          expect_close(got, reference(q, Kf, Vf, cache.lengths(), true), t, "group decode");
+          const int saved = num_threads();
+          set_num_threads(1);
+          const Tensor one = cache.attend(q);
+          set_num_threads(2);
+          const Tensor two = cache.attend(q);
+          set_num_threads(saved);
+          EXPECT_TRUE(same_bits(one, two)) << "G " << G << " lq " << lq;
+        }
+      }
+}
+
 // float64 attention of one query row (causal, aligned square) for spot checks.
 std::vector<double> row_reference(const float* q, const float* k, const float* v, int64_t L,
                                   int64_t D, int64_t i) {

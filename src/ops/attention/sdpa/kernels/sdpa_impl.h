@@ -50,6 +50,43 @@ inline Vf exp_nonpos(Vf x) {
   return pr * from_bits(shl<23>(cvt_round(n) + set1i(127)));
 }
 
+// dst[d * stride] = scale * src[off + d] (a row of Q into a column of Q^T).
+template <class T>
+inline void gather_col_t(const T* src, float* dst, int64_t stride, int64_t n, float scale) {
+  for (int64_t d = 0; d < n; ++d) dst[d * stride] = to_f32(src[d]) * scale;
+}
+inline void gather_col(const void* base, DType t, int64_t off, float* dst, int64_t stride,
+                       int64_t n, float scale) {
+  switch (t) {
+    case DType::bf16:
+      return gather_col_t(static_cast<const bf16*>(base) + off, dst, stride, n, scale);
+    case DType::f16:
+      return gather_col_t(static_cast<const f16*>(base) + off, dst, stride, n, scale);
+    default:
+      return gather_col_t(static_cast<const float*>(base) + off, dst, stride, n, scale);
+  }
+}
+// dst[off + d] = mul * src[d * stride] (a column of O^T into a row of the output).
+inline void scatter_col(const float* src, int64_t stride, void* base, DType t, int64_t off,
+                        int64_t n, float mul) {
+  switch (t) {
+    case DType::bf16: {
+      bf16* d = static_cast<bf16*>(base) + off;
+      for (int64_t x = 0; x < n; ++x) d[x] = opsnn::to_bf16(src[x * stride] * mul);
+      return;
+    }
+    case DType::f16: {
+      f16* d = static_cast<f16*>(base) + off;
+      for (int64_t x = 0; x < n; ++x) d[x] = opsnn::to_f16(src[x * stride] * mul);
+      return;
+    }
+    default: {
+      float* d = static_cast<float*>(base) + off;
+      for (int64_t x = 0; x < n; ++x) d[x] = src[x * stride] * mul;
+    }
+  }
+}
+
 template <class T>
 inline void load_row_t(const T* src, float* dst, int64_t n) {
   int64_t d = 0;
@@ -69,12 +106,11 @@ inline void load_row(const void* base, DType t, int64_t off, float* dst, int64_t
 
 // S^T[j][r] = sum_d K[j][d] * Q^T[d][r] for kRJ keys x NV row vectors.
 template <int NV>
-inline void qk_tile(const float* kp, int64_t ldk, const float* qt, int64_t mq, int64_t D, float* st,
-                    int64_t j, int64_t iv) {
+inline void qk_tile(const float* kr, int64_t ldk, const float* qt, int64_t mq, int64_t D,
+                    float* stj, int64_t iv) {
   Vf acc[kRJ][NV];
   for (int r = 0; r < kRJ; ++r)
     for (int c = 0; c < NV; ++c) acc[r][c] = zero();
-  const float* kr = kp + j * ldk;
   for (int64_t d = 0; d < D; ++d) {
     Vf q[NV];
     for (int c = 0; c < NV; ++c) q[c] = load(qt + d * mq + iv + c * kLanes);
@@ -84,7 +120,15 @@ inline void qk_tile(const float* kp, int64_t ldk, const float* qt, int64_t mq, i
     }
   }
   for (int r = 0; r < kRJ; ++r)
-    for (int c = 0; c < NV; ++c) store(st + (j + r) * mq + iv + c * kLanes, acc[r][c]);
+    for (int c = 0; c < NV; ++c) store(stj + r * mq + iv + c * kLanes, acc[r][c]);
+}
+
+// Scores of kRJ keys (rows kr, stride ldk) against every row vector.
+inline void qk_rows(const float* kr, int64_t ldk, const float* qt, int64_t mq, int64_t D,
+                    float* stj) {
+  int64_t iv = 0;
+  for (; iv + 2 * kLanes <= mq; iv += 2 * kLanes) qk_tile<2>(kr, ldk, qt, mq, D, stj, iv);
+  if (iv < mq) qk_tile<1>(kr, ldk, qt, mq, D, stj, iv);
 }
 
 // O^T[d][r] = alpha[r] * O^T[d][r] + sum_j V[j][d] * P^T[j][r] for RD dims x NV row vectors.
@@ -704,7 +748,7 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
       const uint16_t* qs = reinterpret_cast<const uint16_t*>(p.q) + qo;
       for (int64_t d = 0; d < D; ++d) qt16[((d >> 1) * mq + r) * 2 + (d & 1)] = qs[d];
 #else
-      for (int64_t d = 0; d < D; ++d) qt[d * mq + r] = elem(p.q, p.dtype, qo + d) * p.scale;
+      gather_col(p.q, p.dtype, qo, qt + r, mq, D, p.scale);
 #endif
       qpos[r] = static_cast<float>(i);
       boff[r] = tk.b * p.bias.sb + h * p.bias.sh + i * p.bias.si;
@@ -720,8 +764,11 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
   }
   for (int64_t x = 0; x < D * mq; ++x) ot[x] = 0;
 
-  // A bias / mask that does not vary over the task's rows (a key-padding
-  // mask, a per-key bias) is one row: applied as whole vectors per key.
+    // A bias / mask that does not vary over the task's rows (a key-padding
+    // mask, a per-key bias) is one row: applied as whole vectors per key.
+#ifndef SDPA_BF16DOT
+  const bool direct = p.dtype == DType::f32 && !p.k.block_table && !p.v.block_table;
+#endif
   const bool one_bias_row = p.bias.si == 0 && (p.bias.sh == 0 || tk.ng == 1);
   const bool one_mask_row = p.mask.si == 0 && (p.mask.sh == 0 || tk.ng == 1);
   const Vf neg_inf = set1(kNegInf), neg_max = set1(-3.4028235e38f);
@@ -733,18 +780,32 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     bf16dot::pack_v(p, tk.b, tk.hkv, j0, nk, vp16);
     bf16dot::scores(p, tk.b, tk.hkv, j0, nk, qt16, mq, st);
 #else
-    const int64_t nkp = round_up(nk, kRJ);
-    for (int64_t j = 0; j < nk; ++j) {
-      load_row(p.k.data, p.dtype, p.k.offset(tk.b, tk.hkv, j0 + j), kp + j * dp, D);
-      load_row(p.v.data, p.dtype, p.v.offset(tk.b, tk.hkv, j0 + j), vp + j * dp, D);
+    // f32 K/V rows at a constant stride (not paged) are read in place;
+    // otherwise (bf16/f16 conversion, paged) packed into f32 rows.
+    const float* kb = kp;
+    const float* vb = vp;
+    int64_t ldk = dp, ldv = dp;
+    if (direct) {
+      kb = static_cast<const float*>(p.k.data) + p.k.offset(tk.b, tk.hkv, j0);
+      vb = static_cast<const float*>(p.v.data) + p.v.offset(tk.b, tk.hkv, j0);
+      ldk = p.k.sl;
+      ldv = p.v.sl;
+    } else {
+      for (int64_t j = 0; j < nk; ++j) {
+        load_row(p.k.data, p.dtype, p.k.offset(tk.b, tk.hkv, j0 + j), kp + j * dp, D);
+        load_row(p.v.data, p.dtype, p.v.offset(tk.b, tk.hkv, j0 + j), vp + j * dp, D);
+      }
     }
-    for (int64_t j = nk; j < nkp; ++j)
-      for (int64_t d = 0; d < D; ++d) kp[j * dp + d] = 0;
-    // Scores.
-    for (int64_t j = 0; j < nkp; j += kRJ) {
-      int64_t iv = 0;
-      for (; iv + 2 * kLanes <= mq; iv += 2 * kLanes) qk_tile<2>(kp, dp, qt, mq, D, st, j, iv);
-      if (iv < mq) qk_tile<1>(kp, dp, qt, mq, D, st, j, iv);
+    // Scores; the last keys (fewer than kRJ) from a zero-padded copy.
+    const int64_t nkf = nk / kRJ * kRJ;
+    for (int64_t j = 0; j < nkf; j += kRJ) qk_rows(kb + j * ldk, ldk, qt, mq, D, st + j * mq);
+    if (nkf < nk) {
+      float* kt = kp + nkf * dp;
+      for (int64_t j = nkf; j < nk; ++j)
+        if (direct) load_row(p.k.data, p.dtype, p.k.offset(tk.b, tk.hkv, j0 + j), kp + j * dp, D);
+      for (int64_t j = nk; j < nkf + kRJ; ++j)
+        for (int64_t d = 0; d < D; ++d) kp[j * dp + d] = 0;
+      qk_rows(kt, dp, qt, mq, D, st + nkf * mq);
     }
 #endif
     // Masks. Causal only where the block crosses the diagonal of the first row.
@@ -785,12 +846,12 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     for (; d + kRD <= D; d += kRD) {
       int64_t iv = 0;
       for (; iv + 2 * kLanes <= mq; iv += 2 * kLanes)
-        pv_tile<kRD, 2>(vp, dp, st, mq, nk, ot, alpha, d, iv);
-      if (iv < mq) pv_tile<kRD, 1>(vp, dp, st, mq, nk, ot, alpha, d, iv);
+        pv_tile<kRD, 2>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
+      if (iv < mq) pv_tile<kRD, 1>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
     }
     for (; d < D; ++d)
       for (int64_t iv = 0; iv < mq; iv += kLanes)
-        pv_tile<1, 1>(vp, dp, st, mq, nk, ot, alpha, d, iv);
+        pv_tile<1, 1>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
 #endif
   }
 
@@ -808,7 +869,7 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
     const float inv = l[r] > 0 ? 1.0f / l[r] : 0.0f;
     const int64_t oo = tk.b * p.osb + h * p.osh + i * p.osl;
-    for (int64_t dd = 0; dd < D; ++dd) put(p.out, p.dtype, oo + dd, ot[dd * mq + r] * inv);
+    scatter_col(ot + r, mq, p.out, p.dtype, oo, D, inv);
     if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = l[r] > 0 ? m[r] + std::log(l[r]) : kNegInf;
   }
 }
