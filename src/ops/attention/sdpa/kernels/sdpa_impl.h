@@ -409,18 +409,24 @@ inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_
 template <int NR, class T>
 inline void few_scores_rows(const T* const* kr, const float* q, int64_t ldq, int64_t nb2,
                             int64_t nfull, int tail, float* s, int64_t lds, int64_t nk,
-                            const T* const* pf, int64_t pf_bytes) {
+                            const T* const* pf, const T* const* pf2, int64_t n2, int64_t pf_bytes) {
   int64_t j = 0;
 #ifdef SDPA_HSUM16
   constexpr int NK = 16 / NR;
   for (; j + NK <= nk; j += NK) {
     if (pf)
-      for (int k = 0; k < NK; ++k) prefetch_row(pf[j + k], pf_bytes);
+      for (int k = 0; k < NK; ++k) {
+        prefetch_row(pf[j + k], pf_bytes);
+        if (j + k < n2) prefetch_row(pf2[j + k], pf_bytes);
+      }
     few_scores16<NR>(kr + j, q, ldq, nb2, nfull, tail, s + j, lds);
   }
 #endif
   for (; j < nk; ++j) {
-    if (pf) prefetch_row(pf[j], pf_bytes);
+    if (pf) {
+      prefetch_row(pf[j], pf_bytes);
+      if (j < n2) prefetch_row(pf2[j], pf_bytes);
+    }
     few_scores<NR>(kr[j], q, ldq, nb2, nfull, tail, s + j, lds);
   }
 }
@@ -579,6 +585,7 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
   int64_t* moff = boff + kFewRows;
   const T** kr = reinterpret_cast<const T**>(moff + kFewRows);  // [kFewBlock]
   const T** vr = kr + kFewBlock;
+  const T** kn = vr + kFewBlock;  // K rows of the next block
 
   const int64_t lk_b = valid_keys(p, tk.b);
   const int64_t off = lk_b - p.Lq;
@@ -621,18 +628,25 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
       kr[j] = kbase + p.k.offset(tk.b, tk.hkv, j0 + j);
       vr[j] = vbase + p.v.offset(tk.b, tk.hkv, j0 + j);
     }
+    // While scoring this block, prefetch its V rows and the next block's K
+    // rows, so the memory stream keeps going through the softmax and P V.
+    const int64_t n2 = std::max<int64_t>(0, std::min(kFewBlock, kend - (j0 + kFewBlock)));
+    for (int64_t j = 0; j < n2; ++j) kn[j] = kbase + p.k.offset(tk.b, tk.hkv, j0 + kFewBlock + j);
     // Scores; the first row group prefetches the V rows of the block.
     int64_t r = 0;
     const T* const* pf = vr;
     for (; r + 4 <= rows; r += 4, pf = nullptr)
-      few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, row_bytes);
+      few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+                         row_bytes);
     if (r + 2 <= rows) {
-      few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, row_bytes);
+      few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+                         row_bytes);
       r += 2;
       pf = nullptr;
     }
     if (r < rows)
-      few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, row_bytes);
+      few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+                         row_bytes);
     if (p.mask.data) {
       const bool* mk = static_cast<const bool*>(p.mask.data);
       for (int64_t rr = 0; rr < rows; ++rr)
