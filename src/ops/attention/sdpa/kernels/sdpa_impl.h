@@ -431,6 +431,75 @@ inline void few_scores_rows(const T* const* kr, const float* q, int64_t ldq, int
   }
 }
 
+#ifdef SDPA_BF16DOT
+// AVX512_BF16: scores straight from the bf16 rows with vdpbf16ps (pairs of
+// dims in natural order; Q kept as raw bf16, zero padded to 32 dims, and the
+// scale applied to the sums): half the multiply-adds of the f32 form and no
+// conversion of K. NR rows x NK keys (NR * NK == 16: shuffle-tree sums).
+template <int NR, int NK>
+inline void few_scores_dp(const bf16* const* kr, const uint16_t* q16, int64_t ldq16, int64_t nblk,
+                          int tail32, float scale, float* s, int64_t lds) {
+  __m512 acc[NR][NK];
+  for (int r = 0; r < NR; ++r)
+    for (int k = 0; k < NK; ++k) acc[r][k] = _mm512_setzero_ps();
+  const __mmask32 tm = tail32 ? static_cast<__mmask32>((1u << tail32) - 1u) : ~__mmask32{0};
+  for (int64_t c = 0; c < nblk; ++c) {
+    __m512i kv[NK];
+    for (int k = 0; k < NK; ++k)
+      kv[k] = c + 1 == nblk ? _mm512_maskz_loadu_epi16(tm, kr[k] + c * 32)
+                            : _mm512_loadu_si512(kr[k] + c * 32);
+    for (int r = 0; r < NR; ++r) {
+      const __m512bh qv = bf16dot::as_bh(_mm512_loadu_si512(q16 + r * ldq16 + c * 32));
+      for (int k = 0; k < NK; ++k)
+        acc[r][k] = _mm512_dpbf16_ps(acc[r][k], bf16dot::as_bh(kv[k]), qv);
+    }
+  }
+  if constexpr (NR * NK == 16) {
+    Vf in[16];
+    for (int n = 0; n < 16; ++n) in[4 * (n % 4) + n / 4] = Vf{acc[n / NK][n % NK]};
+    const __m512 z = _mm512_mul_ps(hsum16(in), _mm512_set1_ps(scale));
+    if constexpr (NR == 1) {
+      _mm512_storeu_ps(s, z);
+    } else if constexpr (NR == 2) {
+      _mm256_storeu_ps(s, _mm512_castps512_ps256(z));
+      _mm256_storeu_ps(s + lds, _mm512_extractf32x8_ps(z, 1));
+    } else {
+      _mm_storeu_ps(s, _mm512_castps512_ps128(z));
+      _mm_storeu_ps(s + lds, _mm512_extractf32x4_ps(z, 1));
+      _mm_storeu_ps(s + 2 * lds, _mm512_extractf32x4_ps(z, 2));
+      _mm_storeu_ps(s + 3 * lds, _mm512_extractf32x4_ps(z, 3));
+    }
+  } else {
+    for (int r = 0; r < NR; ++r)
+      for (int k = 0; k < NK; ++k) s[r * lds + k] = _mm512_reduce_add_ps(acc[r][k]) * scale;
+  }
+}
+
+template <int NR>
+inline void few_scores_rows_dp(const bf16* const* kr, const uint16_t* q16, int64_t ldq16,
+                               int64_t nblk, int tail32, float scale, float* s, int64_t lds,
+                               int64_t nk, const bf16* const* pf, const bf16* const* pf2,
+                               int64_t n2, int64_t pf_bytes) {
+  constexpr int NK = 16 / NR;
+  int64_t j = 0;
+  for (; j + NK <= nk; j += NK) {
+    if (pf)
+      for (int k = 0; k < NK; ++k) {
+        prefetch_row(pf[j + k], pf_bytes);
+        if (j + k < n2) prefetch_row(pf2[j + k], pf_bytes);
+      }
+    few_scores_dp<NR, NK>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds);
+  }
+  for (; j < nk; ++j) {
+    if (pf) {
+      prefetch_row(pf[j], pf_bytes);
+      if (j < n2) prefetch_row(pf2[j], pf_bytes);
+    }
+    few_scores_dp<NR, 1>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds);
+  }
+}
+#endif
+
 // O[r][c*kLanes..] = alpha[r] O[r][..] + sum_j P[r][j] V[j][..] for NR rows
 // and NC vectors starting at vector c0; TAIL: the last vector holds `tail` dims.
 template <int NR, int NC, bool TAIL, class T>
@@ -573,6 +642,9 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
   const int64_t nfull = (D - dt) / kLanes;
   const int tail = static_cast<int>((D - dt) % kLanes);
   const int64_t ld = round_up(D, kLanes);  // row stride of Q and O
+#ifdef SDPA_BF16DOT
+  const int64_t ld16 = round_up(D, 32);  // raw bf16 Q rows (fit in the f32 rows' space)
+#endif
   const int64_t rows = tk.ng * tk.ni, lds = kFewBlock;
   float* q = slot;                                               // [rows][ld], scaled, zero padded
   float* o = q + kFewRows * ld;                                  // [rows][ld]
@@ -597,8 +669,18 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
     const int64_t qo = tk.b * p.qsb + h * p.qsh + i * p.qsl;
-    load_q_row(static_cast<const T*>(p.q) + qo, q + r * ld, D, nb2, p.scale);
-    for (int64_t d = D; d < ld; ++d) q[r * ld + d] = 0;
+#ifdef SDPA_BF16DOT
+    if constexpr (kSplitBf16<T>) {  // raw bf16 for vdpbf16ps, zero padded to 32
+      uint16_t* q16 = reinterpret_cast<uint16_t*>(q) + r * ld16;
+      const bf16* src = static_cast<const bf16*>(p.q) + qo;
+      for (int64_t d = 0; d < D; ++d) q16[d] = src[d].bits;
+      for (int64_t d = D; d < ld16; ++d) q16[d] = 0;
+    } else
+#endif
+    {
+      load_q_row(static_cast<const T*>(p.q) + qo, q + r * ld, D, nb2, p.scale);
+      for (int64_t d = D; d < ld; ++d) q[r * ld + d] = 0;
+    }
     for (int64_t d = 0; d < ld; ++d) o[r * ld + d] = 0;
     m[r] = kNegInf;
     l[r] = 0;
@@ -632,21 +714,44 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
     // rows, so the memory stream keeps going through the softmax and P V.
     const int64_t n2 = std::max<int64_t>(0, std::min(kFewBlock, kend - (j0 + kFewBlock)));
     for (int64_t j = 0; j < n2; ++j) kn[j] = kbase + p.k.offset(tk.b, tk.hkv, j0 + kFewBlock + j);
-    // Scores; the first row group prefetches the V rows of the block.
-    int64_t r = 0;
-    const T* const* pf = vr;
-    for (; r + 4 <= rows; r += 4, pf = nullptr)
-      few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
-                         row_bytes);
-    if (r + 2 <= rows) {
-      few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
-                         row_bytes);
-      r += 2;
-      pf = nullptr;
+#ifdef SDPA_BF16DOT
+    if constexpr (kSplitBf16<T>) {
+      const uint16_t* q16 = reinterpret_cast<const uint16_t*>(q);
+      const int64_t nblk = ld16 / 32;
+      const int tail32 = static_cast<int>(D % 32);
+      int64_t r = 0;
+      const T* const* pf = vr;
+      for (; r + 4 <= rows; r += 4, pf = nullptr)
+        few_scores_rows_dp<4>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
+                              pf, kn, n2, row_bytes);
+      if (r + 2 <= rows) {
+        few_scores_rows_dp<2>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
+                              pf, kn, n2, row_bytes);
+        r += 2;
+        pf = nullptr;
+      }
+      if (r < rows)
+        few_scores_rows_dp<1>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
+                              pf, kn, n2, row_bytes);
+    } else
+#endif
+    {
+      // Scores; the first row group prefetches the V rows of the block.
+      int64_t r = 0;
+      const T* const* pf = vr;
+      for (; r + 4 <= rows; r += 4, pf = nullptr)
+        few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+                           row_bytes);
+      if (r + 2 <= rows) {
+        few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+                           row_bytes);
+        r += 2;
+        pf = nullptr;
+      }
+      if (r < rows)
+        few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+                           row_bytes);
     }
-    if (r < rows)
-      few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
-                         row_bytes);
     if (p.mask.data) {
       const bool* mk = static_cast<const bool*>(p.mask.data);
       for (int64_t rr = 0; rr < rows; ++rr)
@@ -677,7 +782,7 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
       }
       l[rr] = l[rr] * alpha[rr] + reduce_add(sum);
     }
-    r = 0;
+    int64_t r = 0;
     for (; r + kPvRows <= rows; r += kPvRows)
       few_pv_rows<kPvRows>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail);
     for (; r < rows; ++r)
