@@ -6,6 +6,9 @@
 //
 // Build: cmake -DOPSNN_BUILD_PEER_BENCH=ON (after bench/setup_peers.sh).
 // Run:   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/opsnn_bench_matmul_peers [reps]
+//        [shapes] [dtypes]
+//   shapes: comma-separated indices into the shape list (0-9, default all);
+//   dtypes: f32, bf16 or all (default) -- to keep a single run short.
 #include <cblas.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <dnnl.hpp>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "opsnn/bench.h"
@@ -30,13 +34,28 @@ struct Stat {
 };
 
 // Interleaved timing: each round runs every contender once, so all see the
-// same load on this shared machine.
+// same load on this shared machine. Between two calls the machine is left
+// idle for `gap_ms` (OPSNN_PEER_GAP_MS, default 20): OpenBLAS's and oneDNN's
+// OpenMP workers keep spinning on the cores for milliseconds after their call
+// returns, and on this 2-core machine that spinning would otherwise steal a
+// core from whichever contender runs next (ours after oneDNN, OpenBLAS after
+// ours ...). With the gap every contender starts from an idle machine, as it
+// would in a process that only runs that library.
 std::vector<Stat> time_side_by_side(std::vector<std::function<void()>>& fns, int rounds) {
   const size_t n = fns.size();
+  const char* g = std::getenv("OPSNN_PEER_GAP_MS");
+  const int gap_ms = g ? std::atoi(g) : 20;
+  auto gap = [&] {
+    if (gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
+  };
   std::vector<std::vector<double>> t(n);
-  for (auto& f : fns) f();  // warm up
+  for (auto& f : fns) {  // warm up
+    f();
+    gap();
+  }
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < n; ++i) {
+      gap();
       auto t0 = std::chrono::steady_clock::now();
       fns[i]();
       t[i].push_back(
@@ -66,9 +85,23 @@ void fill(Tensor& t, uint32_t seed) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
-  const std::vector<Shape3> shapes = {
+  const std::vector<Shape3> all_shapes = {
       {1, 4096, 4096},   {1, 11008, 4096}, {8, 4096, 4096},  {512, 4096, 4096}, {2048, 768, 768},
       {2048, 3072, 768}, {4096, 320, 320}, {4096, 320, 768}, {1024, 640, 640},  {2048, 2048, 2048}};
+  std::vector<Shape3> shapes;
+  if (argc > 2 && std::string(argv[2]) != "all") {
+    std::string sel = argv[2];
+    size_t pos = 0;
+    while (pos <= sel.size()) {
+      const size_t e = std::min(sel.find(',', pos), sel.size());
+      const size_t i = static_cast<size_t>(std::atoi(sel.substr(pos, e - pos).c_str()));
+      if (i < all_shapes.size()) shapes.push_back(all_shapes[i]);
+      pos = e + 1;
+    }
+  } else {
+    shapes = all_shapes;
+  }
+  const std::string dsel = argc > 3 ? argv[3] : "all";
   const double peak = measure_fma_peak_gflops();
   const double bw = measure_read_gbps();
   std::printf(
@@ -84,6 +117,7 @@ int main(int argc, char** argv) {
   std::vector<double> ratio_blas, ratio_dnnl_f32, ratio_dnnl_bf16;
   for (const char* dts : {"f32", "bf16"}) {
     const bool bf = std::string(dts) == "bf16";
+    if (dsel != "all" && dsel != dts) continue;
     for (const Shape3& s : shapes) {
       const int64_t M = s.m, N = s.n, K = s.k;
       Tensor a = Tensor::empty({M, K}, DType::f32), b = Tensor::empty({K, N}, DType::f32);

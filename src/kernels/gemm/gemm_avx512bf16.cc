@@ -112,27 +112,13 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
   const int64_t kpt = (K + 1) / 2;  // pairs in a panel
-  int64_t kc = std::max<int64_t>(p.kc / 2 * 2, 2);
-  int64_t mc = std::max<int64_t>(p.mc / MR, 1) * MR;
-  if (mc > M) mc = ceil_div(M, MR) * MR;
-  const int64_t npan = ceil_div(N, NR);
-  // The dot-product kernel is ~2x the f32 rate, so A packing is amortised
-  // over 4x wider N-blocks (the kc x nc bf16 B block still fits L2).
-  int64_t nc = std::min(std::max<int64_t>(4 * p.nc / NR, 1), npan) * NR;
-  const int64_t threads = num_threads();
-  if (threads > 1) {
-    int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
-    if (nmb * nnb < 4 * threads && npan > nnb) {
-      nnb = std::min(npan, ceil_div(4 * threads, nmb));
-      nc = ceil_div(npan, nnb) * NR;
-    }
-    nnb = ceil_div(N, nc);
-    if (nmb * nnb < 2 * threads && M > MR) {
-      nmb = std::min(ceil_div(M, MR), ceil_div(2 * threads, nnb));
-      mc = ceil_div(ceil_div(M, nmb), MR) * MR;
-    }
-  }
-  const int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
+  // A bf16 B micro-panel is half the bytes of an f32 one: twice the K-block
+  // for the same L1 footprint (and half the C read-modify-writes).
+  int64_t kc = std::max<int64_t>(p.kc, 1) * 2;
+  const Grid g =
+      make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR, std::max<int64_t>(p.nc / NR, 1) * NR,
+                MR, NR, num_threads(), M <= MR, 64.0);
+  const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32;
   parallel_tasks(nmb * nnb, [&](int64_t task) {
     const int64_t mb = task % nmb, nb = task / nmb;

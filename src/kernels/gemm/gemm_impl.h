@@ -186,6 +186,59 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
   }
 }
 
+// The packed-A microkernel (the hot one): a is an MR-row panel (element
+// (i, k) at a[k*MR + i]), b an NR-column panel (b[k*NR + j]); all strides
+// are compile-time constants, so the loop is pointer bumps, MR broadcasts and
+// MR*NV FMAs per k. Every tile shape is unrolled (also the masked column tail),
+// so the accumulators never leave the registers.
+template <int MR, int AS, int NV, class TB>
+void ukr_p(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int ncols,
+           bool accumulate) {
+  constexpr int NR = NV * kLanes;
+  Vf acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    __builtin_prefetch(c + i * ldc, 1, 3);
+    if constexpr (NV * kLanes * 4 > 64) __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = zero();
+  }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    Vf bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = load(b + v * kLanes);
+    __builtin_prefetch(b + 8 * NR, 0, 3);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const Vf av = set1(a[i]);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
+    }
+    a += AS;
+    b += NR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      float* p = c + i * ldc + v * kLanes;
+      const int n = ncols - v * kLanes;
+      if (n >= kLanes)
+        store(p, accumulate ? load(p) + acc[i][v] : acc[i][v]);
+      else if (n > 0)
+        store_n(p, accumulate ? load_n(p, n) + acc[i][v] : acc[i][v], n);
+    }
+}
+
+template <class TB>
+using UkrPFn = void (*)(int64_t, const float*, const TB*, float*, int64_t, int, bool);
+
+template <int NV, class TB, int... Ms>
+constexpr auto ukr_p_table(std::integer_sequence<int, Ms...>) {
+  return std::array<UkrPFn<TB>, sizeof...(Ms)>{&ukr_p<Ms + 1, sizeof...(Ms), NV, TB>...};
+}
+
 template <class TB>
 using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64_t, float*, int64_t,
                        int, bool);
@@ -272,32 +325,44 @@ inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DT
 }
 
 // Rows [m0, m0+mlen) x cols [k0, k0+kl) of A into MR-row panels: panel r at
-// dst + r*MR*kl, element (i, k) at [k*MR + i].
-template <class T>
+// dst + r*MR*kl, element (i, k) at [k*MR + i]. A full panel is written in
+// store order (k outer, the MR rows inner, reads from MR row streams that stay
+// in L1): sequential stores, ~2x faster than row-by-row strided stores.
+template <int MR, class T>
 void pack_a_t(const T* a, int64_t rs, int64_t cs, int64_t m0, int64_t mlen, int64_t k0, int64_t kl,
-              int MR, float* dst) {
+              float* dst) {
   for (int64_t r0 = 0; r0 < mlen; r0 += MR) {
     float* d = dst + r0 * kl;
     const int rows = static_cast<int>(mlen - r0 < MR ? mlen - r0 : MR);
+    const T* s = a + (m0 + r0) * rs + k0 * cs;
+    if (rows == MR && cs == 1) {
+      const T* sr[MR];
+      for (int i = 0; i < MR; ++i) sr[i] = s + i * rs;
+      for (int64_t k = 0; k < kl; ++k) {
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) d[k * MR + i] = to_f32(sr[i][k]);
+      }
+      continue;
+    }
     for (int i = 0; i < rows; ++i) {
-      const T* s = a + (m0 + r0 + i) * rs + k0 * cs;
+      const T* si = s + i * rs;
       if (cs == 1)
-        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(s[k]);
+        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(si[k]);
       else
-        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(s[k * cs]);
+        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(si[k * cs]);
     }
   }
 }
 
-inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl, int MR,
-                   float* dst) {
+template <int MR>
+inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl, float* dst) {
   switch (a.t) {
     case DType::f32:
-      return pack_a_t(static_cast<const float*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+      return pack_a_t<MR>(static_cast<const float*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, dst);
     case DType::bf16:
-      return pack_a_t(static_cast<const bf16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+      return pack_a_t<MR>(static_cast<const bf16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, dst);
     case DType::f16:
-      return pack_a_t(static_cast<const f16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+      return pack_a_t<MR>(static_cast<const f16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, dst);
     default:
       return;
   }
@@ -306,36 +371,65 @@ inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // ---- the driver -----------------------------------------------------------------
+// The tile grid: nmb x nnb tasks of mc x nc (blocks evened out). Compute-bound
+// shapes pick the grid with the smallest modelled makespan: a task of
+// mlen x nlen costs (per unit of K) mlen*nlen/32 cycles of FMAs, ~1.6*mlen to
+// pack its A rows and ~1*nlen to stream its B panels (a B micro-panel is used
+// by mlen/MR microkernel calls), and a thread runs ceil(tasks/T) tasks. So it
+// keeps blocks as tall (mc <= the L2 bound) and as wide as the threads allow,
+// splitting N rather than M when that re-uses B better (512x4096x4096: two
+// 512x2048 tasks), and makes the task count a multiple of T. Small-M
+// (memory-bound) calls split N into >= 4 tasks per thread instead.
+// Only the split changes with the thread count, never the K order.
+struct Grid {
+  int64_t mc, nc, nmb, nnb;
+};
+inline Grid make_grid(int64_t M, int64_t N, int64_t mc_max, int64_t nc_max, int MR, int NR,
+                      int64_t threads, bool small_m, double macs_per_cycle = 32.0) {
+  const int64_t mpan = ceil_div(M, MR), npan = ceil_div(N, NR);
+  const int64_t nmb0 = ceil_div(mpan, std::max<int64_t>(mc_max / MR, 1));
+  const int64_t nnb0 = ceil_div(npan, std::max<int64_t>(nc_max / NR, 1));
+  int64_t nmb = nmb0, nnb = nnb0;
+  if (small_m) {
+    nmb = std::min(nmb, mpan);
+    if (threads > 1)
+      nnb = std::min(npan, std::max(nnb, ceil_div(4 * threads, nmb) / threads * threads));
+  } else if (threads > 1) {
+    double best = 1e300;
+    for (int64_t bm = nmb0; bm <= std::min(mpan, nmb0 + 4 * threads); ++bm)
+      for (int64_t bn = nnb0; bn <= std::min(npan, nnb0 + 4 * threads); ++bn) {
+        const double ml = static_cast<double>(ceil_div(mpan, bm) * MR);
+        const double nl = static_cast<double>(ceil_div(npan, bn) * NR);
+        const double waves = static_cast<double>(ceil_div(bm * bn, threads));
+        const double cost = waves * (ml * nl / macs_per_cycle + 1.6 * ml + 1.0 * nl);
+        if (cost < best * 0.999) {
+          best = cost;
+          nmb = bm;
+          nnb = bn;
+        }
+      }
+  }
+  Grid g;
+  g.mc = ceil_div(mpan, nmb) * MR;
+  g.nc = ceil_div(npan, nnb) * NR;
+  g.nmb = ceil_div(M, g.mc);
+  g.nnb = ceil_div(N, g.nc);
+  return g;
+}
+
 template <int MR, int NV, class TB>
 void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const TB* pb,
             const OutView& out, const Epilogue& ep) {
   constexpr int NR = NV * kLanes;
   static constexpr auto table = ukr_table<NV, TB>(std::make_integer_sequence<int, MR>());
+  static constexpr auto ptable = ukr_p_table<NV, TB>(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
   const int64_t kc = K > 0 ? std::min<int64_t>(std::max<int64_t>(p.kc, 1), K) : 0;
   // Decode: A read in place (no packing) when it is one row panel of f32.
   const bool direct_a = M <= MR && a.t == DType::f32 && a.cs == 1;
-  int64_t mc = std::max<int64_t>(p.mc / MR, 1) * MR;
-  if (mc > M) mc = ceil_div(M, MR) * MR;
-  int64_t nc = std::max<int64_t>(p.nc / NR, 1) * NR;
-  const int64_t npan = ceil_div(N, NR);
-  if (nc > npan * NR) nc = npan * NR;
-  // Enough tiles for the threads (only the split changes, never the K order).
-  const int64_t threads = num_threads();
-  if (threads > 1) {
-    int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
-    const int64_t want = 4 * threads;
-    if (nmb * nnb < want && npan > nnb) {
-      nnb = std::min(npan, ceil_div(want, nmb));
-      nc = ceil_div(npan, nnb) * NR;
-    }
-    nnb = ceil_div(N, nc);
-    if (nmb * nnb < 2 * threads && M > MR) {
-      nmb = std::min(ceil_div(M, MR), ceil_div(2 * threads, nnb));
-      mc = ceil_div(ceil_div(M, nmb), MR) * MR;
-    }
-  }
-  const int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
+  const Grid g = make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR,
+                           std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, num_threads(), M <= MR);
+  const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32;
   parallel_tasks(nmb * nnb, [&](int64_t task) {
     // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
@@ -357,23 +451,35 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
       epilogue_tile(ep, c, ldc, static_cast<int>(mlen), static_cast<int>(nlen), m0, n0, out);
       return;
     }
-    float* abuf =
-        direct_a ? nullptr : scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
+    if (direct_a) {
+      // Decode: each B panel is streamed once from start to end (all K), the
+      // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
+      // rounding as the packed path.
+      const int rows = static_cast<int>(mlen);
+      const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
+      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+        const TB* bp = pb + (jp / NR) * K * NR;
+        float* ct = c + (jp - n0);
+        for (int64_t k0 = 0; k0 < K; k0 += kc)
+          table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc, ncols,
+                          k0 > 0);
+        epilogue_tile(ep, ct, ldc, rows, ncols, m0, jp, out);
+      }
+      return;
+    }
+    float* abuf = scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
     for (int64_t k0 = 0; k0 < K; k0 += kc) {
       const int64_t kl = std::min(kc, K - k0);
       const bool last = k0 + kl == K;
-      if (!direct_a) pack_a(a, m0, mlen, k0, kl, MR, abuf);
+      pack_a<MR>(a, m0, mlen, k0, kl, abuf);
       for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
         const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
         const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
         for (int64_t ir = 0; ir < mlen; ir += MR) {
           const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
           float* ct = c + ir * ldc + (jp - n0);
-          if (direct_a)
-            table[rows - 1](kl, static_cast<const float*>(a.p) + (m0 + ir) * a.rs + k0, a.rs, 1, bp,
-                            NR, ct, ldc, ncols, k0 > 0);
-          else
-            table[rows - 1](kl, abuf + ir * kl, 1, MR, bp, NR, ct, ldc, ncols, k0 > 0);
+          ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
           if (last) epilogue_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, out);
         }
       }
