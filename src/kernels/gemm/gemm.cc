@@ -71,9 +71,11 @@ size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt) {
   return static_cast<size_t>(packed_b_elems(p, K, N)) * dtype_size(pt);
 }
 
-void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
-  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_pack_b(K, N, b, dst);
-  fns(p.isa).pack_b(p, K, N, b, dst, pt);
+void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,
+            bool gated) {
+  if (gated && N % 2 != 0) throw Error("gemm", "N", "even for a gated packing", std::to_string(N));
+  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_pack_b(K, N, b, dst, gated);
+  fns(p.isa).pack_b(p, K, N, b, dst, pt, gated);
 }
 
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,

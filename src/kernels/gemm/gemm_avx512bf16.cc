@@ -65,16 +65,17 @@ inline uint16_t bf16_of(const MatView& v, int64_t i, int64_t j) {
   return f32_to_bf16_bits(view_at(v, i, j));
 }
 
-void pack_b_pairs(int64_t K, int64_t N, const MatView& b, uint16_t* dst) {
-  const int64_t kp = (K + 1) / 2, npan = (N + NR - 1) / NR;
+void pack_b_pairs(int64_t K, int64_t N, const MatView& b, uint16_t* dst, bool gated) {
+  const int64_t kp = (K + 1) / 2, npan = packed_panels(N, NR, gated);
   parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t pnl = p0; pnl < p1; ++pnl) {
       uint16_t* d = dst + pnl * kp * NR * 2;
-      const int64_t j0 = pnl * NR;
+      int64_t col[NR];
+      for (int j = 0; j < NR; ++j) col[j] = packed_col(pnl, j, NR, N, gated);
       for (int64_t k = 0; k < kp * 2; ++k)
         for (int j = 0; j < NR; ++j)
           d[((k / 2) * NR + j) * 2 + (k & 1)] =
-              (k < K && j0 + j < N) ? bf16_of(b, k, j0 + j) : uint16_t{0};
+              (k < K && col[j] >= 0) ? bf16_of(b, k, col[j]) : uint16_t{0};
     }
   });
 }
@@ -111,6 +112,8 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
             const OutView& out, const Epilogue& ep) {
   static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
+  const int64_t Nfull = N;
+  if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
   const int64_t kpt = (K + 1) / 2;  // pairs in a panel
   // A bf16 B micro-panel is half the bytes of an f32 one: twice the K-block
   // for the same L1 footprint (and half the C read-modify-writes).
@@ -119,7 +122,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
       make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR, std::max<int64_t>(p.nc / NR, 1) * NR,
                 MR, NR, num_threads(), M <= MR, 64.0);
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
-  const bool direct_c = out.t == DType::f32;
+  const bool direct_c = out.t == DType::f32 && !ep.gated;
   parallel_tasks(nmb * nnb, [&](int64_t task) {
     const int64_t mb = task % nmb, nb = task / nmb;
     const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
@@ -136,7 +139,9 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
     if (K == 0) {
       for (int64_t i = 0; i < mlen; ++i)
         for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
-      epilogue_tile(ep, c, ldc, static_cast<int>(mlen), static_cast<int>(nlen), m0, n0, out);
+      for (int64_t jp = n0; jp < n0 + nlen; jp += NR)
+        finish_tile(ep, c + (jp - n0), ldc, static_cast<int>(mlen),
+                    static_cast<int>(std::min<int64_t>(NR, N - jp)), m0, jp, NR, Nfull, out);
       return;
     }
     // bf16 pairs: MR * kc bf16 = MR * kc / 2 floats of scratch.
@@ -154,7 +159,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
           float* ct = c + ir * ldc + (jp - n0);
           table[rows - 1](kp, reinterpret_cast<const uint32_t*>(abuf + ir * kp * 2), bp, ct, ldc,
                           ncols, k0 > 0);
-          if (last) epilogue_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, out);
+          if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
         }
       }
     }
@@ -167,8 +172,8 @@ namespace opsnn::gemm {
 int64_t bf16dot_packed_elems(int64_t K, int64_t N) {
   return (N + 31) / 32 * 32 * ((K + 1) / 2 * 2);
 }
-void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst) {
-  simd::avx512::bf16dot::pack_b_pairs(K, N, b, static_cast<uint16_t*>(dst));
+void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated) {
+  simd::avx512::bf16dot::pack_b_pairs(K, N, b, static_cast<uint16_t*>(dst), gated);
 }
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                  const OutView& c, const Epilogue& ep) {

@@ -141,6 +141,59 @@ inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int r
   }
 }
 
+// The gated epilogue of one gate/value-paired panel tile (see gemm::Epilogue):
+// c holds `rows` x nr accumulators, gate columns [0, nr/2), value columns
+// [nr/2, nr); the output columns are jo .. jo + min(nr/2, H - jo).
+inline void epilogue_gated(const Epilogue& ep, const float* c, int64_t ldc, int rows, int nr,
+                           int64_t i0, int64_t jo, int64_t H, const OutView& out) {
+  const int half = nr / 2;
+  const int cols = static_cast<int>(H - jo < half ? H - jo : half);
+  for (int r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r;
+    for (int j = 0; j < cols; j += kLanes) {
+      const int n = cols - j < kLanes ? cols - j : kLanes;
+      const float* cr = c + r * ldc + j;
+      Vf g = n == kLanes ? load(cr) : load_n(cr, n);
+      Vf v = n == kLanes ? load(cr + half) : load_n(cr + half, n);
+      if (ep.alpha != 1.0f) {
+        g = g * set1(ep.alpha);
+        v = v * set1(ep.alpha);
+      }
+      if (ep.add.p) {
+        g = fma(set1(ep.beta), view_load(ep.add, i, jo + j, n), g);
+        v = fma(set1(ep.beta), view_load(ep.add, i, H + jo + j, n), v);
+      }
+      Vf y = activate(g, ep.act) * v;
+      if (ep.out_scale != 1.0f) y = y * set1(ep.out_scale);
+      if (ep.residual.p) y = y + view_load(ep.residual, i, jo + j, n);
+      const int64_t o = i * out.ld + jo + j;
+      switch (out.t) {
+        case DType::f32:
+          store_out(static_cast<float*>(out.p) + o, y, n);
+          break;
+        case DType::bf16:
+          store_out(static_cast<bf16*>(out.p) + o, y, n);
+          break;
+        case DType::f16:
+          store_out(static_cast<f16*>(out.p) + o, y, n);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+// The epilogue of the tile of packed panel columns [jp, jp + ncols): plain or
+// gated (N = the packed B's logical columns, 2H when gated).
+inline void finish_tile(const Epilogue& ep, const float* c, int64_t ldc, int rows, int ncols,
+                        int64_t i0, int64_t jp, int nr, int64_t N, const OutView& out) {
+  if (ep.gated)
+    epilogue_gated(ep, c, ldc, rows, nr, i0, jp / 2, N / 2, out);
+  else
+    epilogue_tile(ep, c, ldc, rows, ncols, i0, jp, out);
+}
+
 // ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
 // a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
 // c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
@@ -264,16 +317,33 @@ inline f16 from_f32<f16>(float v) {
 }
 
 // ---- packing ------------------------------------------------------------------
+// Source column of packed panel `pnl`, column t (< nr); -1: zero padding.
+// Plain: pnl*nr + t. Gated (N = 2H): the first nr/2 columns of a panel are
+// gate columns pnl*nr/2 + t, the last nr/2 the value columns H + the same.
+inline int64_t packed_col(int64_t pnl, int t, int nr, int64_t N, bool gated) {
+  if (!gated) {
+    const int64_t j = pnl * nr + t;
+    return j < N ? j : -1;
+  }
+  const int half = nr / 2;
+  const int64_t H = N / 2, j = pnl * half + (t < half ? t : t - half);
+  return j < H ? (t < half ? j : H + j) : -1;
+}
+inline int64_t packed_panels(int64_t N, int nr, bool gated) {
+  return gated ? (N / 2 + nr / 2 - 1) / (nr / 2) : (N + nr - 1) / nr;
+}
+
 template <class T, class TP>
-void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, TP* dst) {
+void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, TP* dst,
+              bool gated) {
   const TP z = from_f32<TP>(0.0f);
-  const int64_t npan = (N + nr - 1) / nr;
+  const int64_t npan = packed_panels(N, nr, gated);
   parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t pnl = p0; pnl < p1; ++pnl) {
       TP* d = dst + pnl * K * nr;
       const int64_t j0 = pnl * nr;
       const int cols = static_cast<int>(N - j0 < nr ? N - j0 : nr);
-      if (cs == 1) {
+      if (cs == 1 && !gated) {
         for (int64_t k = 0; k < K; ++k) {
           const T* s = b + k * rs + j0;
           TP* o = d + k * nr;
@@ -284,11 +354,26 @@ void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, 
             for (; j < cols; ++j) o[j] = from_f32<TP>(to_f32(s[j]));
           for (; j < nr; ++j) o[j] = z;
         }
+      } else if (cs == 1) {
+        // Gated: two contiguous half-panels per k row.
+        const int half = nr / 2;
+        const int64_t H = N / 2, g0 = pnl * half;
+        const int hc = static_cast<int>(H - g0 < half ? H - g0 : half);
+        for (int64_t k = 0; k < K; ++k) {
+          TP* o = d + k * nr;
+          for (int h = 0; h < 2; ++h) {
+            const T* s = b + k * rs + g0 + h * H;
+            int j = 0;
+            for (; j < hc; ++j) o[h * half + j] = from_f32<TP>(to_f32(s[j]));
+            for (; j < half; ++j) o[h * half + j] = z;
+          }
+        }
       } else {
         // Column-major-ish source (e.g. a transposed weight): walk columns.
         for (int j = 0; j < nr; ++j) {
-          if (j < cols) {
-            const T* s = b + (j0 + j) * cs;
+          const int64_t sc = packed_col(pnl, j, nr, N, gated);
+          if (sc >= 0) {
+            const T* s = b + sc * cs;
             for (int64_t k = 0; k < K; ++k) d[k * nr + j] = from_f32<TP>(to_f32(s[k * rs]));
           } else {
             for (int64_t k = 0; k < K; ++k) d[k * nr + j] = z;
@@ -300,27 +385,28 @@ void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, 
 }
 
 template <class TP>
-void pack_b_to(int nr, int64_t K, int64_t N, const MatView& b, TP* dst) {
+void pack_b_to(int nr, int64_t K, int64_t N, const MatView& b, TP* dst, bool gated) {
   switch (b.t) {
     case DType::f32:
-      return pack_b_t(K, N, static_cast<const float*>(b.p), b.rs, b.cs, nr, dst);
+      return pack_b_t(K, N, static_cast<const float*>(b.p), b.rs, b.cs, nr, dst, gated);
     case DType::bf16:
-      return pack_b_t(K, N, static_cast<const bf16*>(b.p), b.rs, b.cs, nr, dst);
+      return pack_b_t(K, N, static_cast<const bf16*>(b.p), b.rs, b.cs, nr, dst, gated);
     case DType::f16:
-      return pack_b_t(K, N, static_cast<const f16*>(b.p), b.rs, b.cs, nr, dst);
+      return pack_b_t(K, N, static_cast<const f16*>(b.p), b.rs, b.cs, nr, dst, gated);
     default:
       return;
   }
 }
 
-inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
+inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,
+                   bool gated) {
   switch (pt) {
     case DType::bf16:
-      return pack_b_to(nr, K, N, b, static_cast<bf16*>(dst));
+      return pack_b_to(nr, K, N, b, static_cast<bf16*>(dst), gated);
     case DType::f16:
-      return pack_b_to(nr, K, N, b, static_cast<f16*>(dst));
+      return pack_b_to(nr, K, N, b, static_cast<f16*>(dst), gated);
     default:
-      return pack_b_to(nr, K, N, b, static_cast<float*>(dst));
+      return pack_b_to(nr, K, N, b, static_cast<float*>(dst), gated);
   }
 }
 
@@ -424,13 +510,16 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   static constexpr auto table = ukr_table<NV, TB>(std::make_integer_sequence<int, MR>());
   static constexpr auto ptable = ukr_p_table<NV, TB>(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
+  // Gated: the grid runs over the packed (gate/value-paired) columns.
+  const int64_t Nfull = N;
+  if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
   const int64_t kc = K > 0 ? std::min<int64_t>(std::max<int64_t>(p.kc, 1), K) : 0;
   // Decode: A read in place (no packing) when it is one row panel of f32.
   const bool direct_a = M <= MR && a.t == DType::f32 && a.cs == 1;
   const Grid g = make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR,
                            std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, num_threads(), M <= MR);
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
-  const bool direct_c = out.t == DType::f32;
+  const bool direct_c = out.t == DType::f32 && !ep.gated;
   parallel_tasks(nmb * nnb, [&](int64_t task) {
     // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
     const int64_t mb = task % nmb, nb = task / nmb;
@@ -448,7 +537,9 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
     if (K == 0) {
       for (int64_t i = 0; i < mlen; ++i)
         for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
-      epilogue_tile(ep, c, ldc, static_cast<int>(mlen), static_cast<int>(nlen), m0, n0, out);
+      for (int64_t jp = n0; jp < n0 + nlen; jp += NR)
+        finish_tile(ep, c + (jp - n0), ldc, static_cast<int>(mlen),
+                    static_cast<int>(std::min<int64_t>(NR, N - jp)), m0, jp, NR, Nfull, out);
       return;
     }
     if (direct_a) {
@@ -464,7 +555,7 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
         for (int64_t k0 = 0; k0 < K; k0 += kc)
           table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc, ncols,
                           k0 > 0);
-        epilogue_tile(ep, ct, ldc, rows, ncols, m0, jp, out);
+        finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
       }
       return;
     }
@@ -480,7 +571,7 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
           const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
           float* ct = c + ir * ldc + (jp - n0);
           ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
-          if (last) epilogue_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, out);
+          if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
         }
       }
     }
@@ -515,8 +606,8 @@ inline void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView&
   kRuns[p.kernel](p, M, N, K, a, pb, pt, c, ep);
 }
 inline void pack_b_entry(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst,
-                         DType pt) {
-  pack_b(kNr[p.kernel], K, N, b, dst, pt);
+                         DType pt, bool gated) {
+  pack_b(kNr[p.kernel], K, N, b, dst, pt, gated);
 }
 
 }  // namespace detail

@@ -45,7 +45,8 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
   const bool shared = plan.b_shared();
   const size_t nb = plan.batch.size();
   std::vector<int64_t> idx(nb, 0);
-  const int64_t out_mat = plan.M * plan.N;
+  const int64_t nout = plan.gated ? plan.N / 2 : plan.N;
+  const int64_t out_mat = plan.M * nout;
   for (int64_t bi = 0; bi < nbatch; ++bi) {
     int64_t oa = 0, ob = 0, oadd = 0, ores = 0;
     for (size_t d = 0; d < nb; ++d) {
@@ -56,8 +57,9 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     }
     if (bi == 0 || !shared)
       gemm::pack_b(params, plan.K, plan.N, {at(B, ob), B.dtype(), plan.b.rs, plan.b.cs}, pb,
-                   plan.packed_dtype);
+                   plan.packed_dtype, plan.gated);
     gemm::Epilogue ep;
+    ep.gated = plan.gated;
     ep.alpha = plan.alpha;
     ep.beta = plan.beta;
     ep.act = plan.act;
@@ -72,7 +74,7 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     }
     gemm::OutView o{static_cast<char*>(out.data()) +
                         bi * out_mat * static_cast<int64_t>(dtype_size(out.dtype())),
-                    out.dtype(), plan.N};
+                    out.dtype(), nout};
     gemm::run(params, plan.M, plan.N, plan.K, {at(A, oa), A.dtype(), plan.a.rs, plan.a.cs}, pb,
               plan.packed_dtype, o, ep);
     for (size_t d = nb; d-- > 0;) {
