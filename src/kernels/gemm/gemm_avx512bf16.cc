@@ -108,6 +108,52 @@ void pack_a_pairs(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_
   }
 }
 
+// Decode (M <= MR): A's one row panel is packed into pairs once for all of K;
+// each task streams whole B panels (all K-blocks in order, the C rows stay in
+// L1), or (panel, K-block) pairs with split-K when N has few panels. Same
+// K-blocks and A rounding as the blocked path: the same bits.
+void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& a,
+                    const uint16_t* pb, const OutView& out, const Epilogue& ep, int64_t Nfull) {
+  static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
+  static thread_local Scratch abuf_s;
+  const int rows = static_cast<int>(M);
+  const int64_t kpt = (K + 1) / 2, npan = ceil_div(N, NR), nkb = ceil_div(K, kc);
+  uint16_t* abuf = reinterpret_cast<uint16_t*>(abuf_s.get(static_cast<size_t>(MR * kpt + 16)));
+  pack_a_pairs(a, 0, M, 0, K, abuf);
+  const uint32_t* a32 = reinterpret_cast<const uint32_t*>(abuf);
+  const int64_t threads = num_threads();
+  if (use_split_k(M, MR, npan, nkb, threads))
+    return run_split_k(rows, N, K, kc, NR, ep, Nfull, out,
+                       [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
+                         table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR,
+                                         pb + (pnl * kpt + k0 / 2) * NR * 2, dst, NR, NR, false);
+                       });
+  const Grid g = make_grid(M, N, MR, NR, MR, NR, threads, true);
+  const bool direct_c = out.t == DType::f32 && !ep.gated;
+  parallel_tasks(g.nnb, [&](int64_t nb) {
+    const int64_t n0 = nb * g.nc, nlen = std::min(g.nc, N - n0);
+    for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+      const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+      float* ct;
+      int64_t ldc;
+      if (direct_c) {
+        ct = static_cast<float*>(out.p) + jp;
+        ldc = out.ld;
+      } else {
+        ct = scratch_c().get(static_cast<size_t>(rows * NR));
+        ldc = NR;
+      }
+      const uint16_t* bp = pb + (jp / NR) * kpt * NR * 2;
+      for (int64_t k0 = 0; k0 < K; k0 += kc) {
+        const int64_t kl = std::min(kc, K - k0);
+        table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR, bp + (k0 / 2) * NR * 2, ct, ldc, ncols,
+                        k0 > 0);
+      }
+      finish_tile(ep, ct, ldc, rows, ncols, 0, jp, NR, Nfull, out);
+    }
+  });
+}
+
 void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const uint16_t* pb,
             const OutView& out, const Epilogue& ep) {
   static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
@@ -118,6 +164,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   // A bf16 B micro-panel is half the bytes of an f32 one: twice the K-block
   // for the same L1 footprint (and half the C read-modify-writes).
   int64_t kc = std::max<int64_t>(p.kc, 1) * 2;
+  if (M <= MR && K > 0) return run_dp_small_m(M, N, K, kc, a, pb, out, ep, Nfull);
   const Grid g =
       make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR, std::max<int64_t>(p.nc / NR, 1) * NR,
                 MR, NR, num_threads(), M <= MR, 64.0);

@@ -32,6 +32,11 @@ inline Scratch& scratch_c() {
   static thread_local Scratch s;
   return s;
 }
+// The calling thread's split-K partial sums (shared with the workers).
+inline Scratch& scratch_split() {
+  static thread_local Scratch s;
+  return s;
+}
 
 template <class T>
 inline float elem(const T* p, int64_t i) {
@@ -503,6 +508,41 @@ inline Grid make_grid(int64_t M, int64_t N, int64_t mc_max, int64_t nc_max, int 
   return g;
 }
 
+// ---- split-K for small M -----------------------------------------------------------
+// When M is one row panel and N has too few NR panels to keep the threads busy
+// on the weight stream (npan < 4 per thread), the tasks are (panel, K-block)
+// pairs. K-blocks are the usual kc blocks (a fixed chunking that does not
+// depend on the thread count); each task writes its block's partial sum (the
+// microkernel's accumulators, exactly as the unsplit path computes them), and a
+// second pass adds them per panel in K order: c = ((p0 + p1) + p2) + ... which
+// is the unsplit path's c = p0; c += p1; c += p2 ... operation by operation.
+// So the result is bit-identical to the unsplit path and to any thread count.
+inline bool use_split_k(int64_t M, int MR, int64_t npan, int64_t nkb, int64_t threads) {
+  return M <= MR && threads > 1 && nkb >= 2 && npan < 4 * threads;
+}
+// part(pnl, k0, kl, dst): dst[rows x nr] (ld nr) = the block's accumulators.
+template <class PartFn>
+void run_split_k(int rows, int64_t N, int64_t K, int64_t kc, int nr, const Epilogue& ep,
+                 int64_t Nfull, const OutView& out, PartFn&& part) {
+  const int64_t npan = ceil_div(N, nr), nkb = ceil_div(K, kc), tile = rows * nr;
+  float* buf = scratch_split().get(static_cast<size_t>(npan * nkb * tile));
+  parallel_tasks(npan * nkb, [&](int64_t t) {
+    const int64_t k0 = (t % nkb) * kc;
+    part(t / nkb, k0, std::min(kc, K - k0), buf + t * tile);
+  });
+  parallel_tasks(npan, [&](int64_t pnl) {
+    float* c = buf + pnl * nkb * tile;
+    for (int64_t kb = 1; kb < nkb; ++kb) {
+      const float* q = buf + (pnl * nkb + kb) * tile;
+      for (int64_t e = 0; e + kLanes <= tile; e += kLanes) store(c + e, load(c + e) + load(q + e));
+      for (int64_t e = tile / kLanes * kLanes; e < tile; ++e) c[e] = c[e] + q[e];
+    }
+    const int64_t jp = pnl * nr;
+    finish_tile(ep, c, nr, rows, static_cast<int>(std::min<int64_t>(nr, N - jp)), 0, jp, nr, Nfull,
+                out);
+  });
+}
+
 template <int MR, int NV, class TB>
 void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const TB* pb,
             const OutView& out, const Epilogue& ep) {
@@ -516,6 +556,15 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   const int64_t kc = K > 0 ? std::min<int64_t>(std::max<int64_t>(p.kc, 1), K) : 0;
   // Decode: A read in place (no packing) when it is one row panel of f32.
   const bool direct_a = M <= MR && a.t == DType::f32 && a.cs == 1;
+  if (direct_a && K > 0 && use_split_k(M, MR, ceil_div(N, NR), ceil_div(K, kc), num_threads())) {
+    const int rows = static_cast<int>(M);
+    const float* ap = static_cast<const float*>(a.p);
+    return run_split_k(rows, N, K, kc, NR, ep, Nfull, out,
+                       [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
+                         table[rows - 1](kl, ap + k0, a.rs, 1, pb + pnl * K * NR + k0 * NR, NR, dst,
+                                         NR, NR, false);
+                       });
+  }
   const Grid g = make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR,
                            std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, num_threads(), M <= MR);
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;

@@ -269,6 +269,11 @@ void add_matmul(Registry& r) {
         TensorDesc(t, {20, 31}, {64, 1}), 20);
     add("batchstrided[3,5,8]x[3,8,6]", TensorDesc(t, {3, 5, 8}, {1, 3, 15}),
         TensorDesc(t, {3, 8, 6}), 8);
+    // Small M, few N panels, long K: split-K across threads (bit-identical to
+    // the unsplit path; ops_test compares 1 vs 2 threads).
+    add("splitk[1,4096]x[4096,16]", TensorDesc(t, {1, 4096}), TensorDesc(t, {4096, 16}), 4096);
+    add("splitk[7,2000]x[2000,40]", TensorDesc(t, {7, 2000}), TensorDesc(t, {2000, 40}), 2000);
+    add("splitk[14,1000]x[1000,100]", TensorDesc(t, {14, 1000}), TensorDesc(t, {1000, 100}), 1000);
     return cs;
   };
   s.tolerance = default_tolerance;
