@@ -331,6 +331,11 @@ void add_batch_matmul(Registry& r) {
     add("[5,1,65]x[5,65,63]", TensorDesc(t, {5, 1, 65}), TensorDesc(t, {5, 65, 63}), 65);
     add("[2,0,4]x[2,4,3]", TensorDesc(t, {2, 0, 4}), TensorDesc(t, {2, 4, 3}), 4);
     add("[2,7,9]^Tx[2,9,5]", TensorDesc(t, {2, 7, 9}, {63, 1, 7}), TensorDesc(t, {2, 9, 5}), 9);
+    // Many small matrices (batch-parallel: one GEMM per task) and one batch
+    // above the batch-parallel threshold (each GEMM split over the threads).
+    add("[16,64,64]x[16,64,64]", TensorDesc(t, {16, 64, 64}), TensorDesc(t, {16, 64, 64}), 64);
+    add("[9,7,100]x[1,100,33]", TensorDesc(t, {9, 7, 100}), TensorDesc(t, {1, 100, 33}), 100);
+    add("[2,200,130]x[2,130,170]", TensorDesc(t, {2, 200, 130}), TensorDesc(t, {2, 130, 170}), 130);
     return cs;
   };
   s.tolerance = default_tolerance;
