@@ -25,13 +25,26 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
             bool accumulate) {
   __m512 acc[R][NV];
 #pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
+  for (int i = 0; i < R; ++i) {
+    // The C rows are read (accumulate) or written at the end: start their
+    // cache lines' way in now, behind the K loop.
+    __builtin_prefetch(c + i * ldc, 1, 3);
+    __builtin_prefetch(c + i * ldc + 16, 1, 3);
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 2
   for (int64_t k = 0; k < kp; ++k) {
     __m512i bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + (k * NR + v * 16) * 2);
+    if constexpr (R <= 8) {  // decode: the weight stream, ~2 KiB ahead
+      __builtin_prefetch(b + ((k + 16) * NR) * 2, 0, 0);
+      __builtin_prefetch(b + ((k + 16) * NR + 32) * 2, 0, 0);
+    } else {
+      __builtin_prefetch(b + ((k + 8) * NR) * 2, 0, 3);
+      __builtin_prefetch(b + ((k + 8) * NR + 32) * 2, 0, 3);
+    }
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
       const __m512i av = _mm512_set1_epi32(static_cast<int>(a[k * MR + i]));
@@ -41,15 +54,16 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
                                      reinterpret_cast<__m512bh>(bv[v]));
     }
   }
+#pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       const int n = ncols - v * 16;
-      if (n <= 0) break;
       float* p = c + i * ldc + v * 16;
       const Vf x{acc[i][v]};
       if (n >= 16)
         store(p, accumulate ? load(p) + x : x);
-      else
+      else if (n > 0)
         store_n(p, accumulate ? load_n(p, n) + x : x, n);
     }
 }

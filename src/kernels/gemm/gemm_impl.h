@@ -202,6 +202,7 @@ inline void finish_tile(const Epilogue& ep, const float* c, int64_t ldc, int row
 // ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
 // a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
 // c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
+inline constexpr int kPfRows = 16;
 template <int MR, int NV, class TB>
 void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb, float* c,
          int64_t ldc, int ncols, bool accumulate) {
@@ -214,6 +215,13 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
     Vf bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes);
+    // The weight stream (decode): prefetch ~2 KiB ahead, every line of the row.
+    {
+      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRows) * ldb);
+#pragma GCC unroll 8
+      for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
+        __builtin_prefetch(pf + o, 0, 0);
+    }
     const float* ak = a + k * a_cs;
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
