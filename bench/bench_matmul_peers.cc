@@ -34,32 +34,50 @@ struct Stat {
 };
 
 // Interleaved timing: each round runs every contender once, so all see the
-// same load on this shared machine. Between two calls the machine is left
-// idle for `gap_ms` (OPSNN_PEER_GAP_MS, default 20): OpenBLAS's and oneDNN's
-// OpenMP workers keep spinning on the cores for milliseconds after their call
-// returns, and on this 2-core machine that spinning would otherwise steal a
-// core from whichever contender runs next (ours after oneDNN, OpenBLAS after
-// ours ...). With the gap every contender starts from an idle machine, as it
-// would in a process that only runs that library.
-std::vector<Stat> time_side_by_side(std::vector<std::function<void()>>& fns, int rounds) {
-  const size_t n = fns.size();
+// same load on this shared machine. Before each call the machine is left idle
+// for that contender's predecessor's `gap_ms`: OpenBLAS's pthread workers keep
+// spinning (sched_yield) for up to 2^28 TSC ticks (~0.1 s) after a call
+// returns, and oneDNN's OpenMP workers for milliseconds; on this 2-core
+// machine that spinning would otherwise steal a core from whichever contender
+// runs next. With the gaps every contender starts from a machine that no
+// other library's threads are spinning on, as it would in a process that only
+// runs that library. The calling thread busy-waits through a gap (sleeping
+// lets the idle vCPUs of this VM be descheduled, and the wake-up latency then
+// lands in the next call: min/median spread 2x); OPSNN_PEER_SLEEP=1 sleeps
+// instead. OPSNN_PEER_GAP_MS scales all gaps (default 20 ms after ours and
+// oneDNN, 150 ms after OpenBLAS).
+struct Contender {
+  std::function<void()> fn;
+  int gap_ms;
+};
+std::vector<Stat> time_side_by_side(std::vector<Contender>& cs, int rounds) {
+  const size_t n = cs.size();
   const char* g = std::getenv("OPSNN_PEER_GAP_MS");
-  const int gap_ms = g ? std::atoi(g) : 20;
-  auto gap = [&] {
-    if (gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
+  const double scale = g ? std::atof(g) / 20.0 : 1.0;
+  const bool spin = std::getenv("OPSNN_PEER_SLEEP") == nullptr;
+  auto gap = [&](size_t i) {
+    const int ms = static_cast<int>(cs[i].gap_ms * scale);
+    if (ms <= 0) return;
+    if (spin) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
   };
   std::vector<std::vector<double>> t(n);
-  for (auto& f : fns) {  // warm up
-    f();
-    gap();
+  for (size_t i = 0; i < n; ++i) {  // warm up
+    cs[i].fn();
+    gap(i);
   }
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < n; ++i) {
-      gap();
       auto t0 = std::chrono::steady_clock::now();
-      fns[i]();
+      cs[i].fn();
       t[i].push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      gap(i);
     }
   std::vector<Stat> s(n);
   for (size_t i = 0; i < n; ++i) {
@@ -144,19 +162,23 @@ int main(int argc, char** argv) {
       dnnl::reorder(b_u, b_p).execute(strm, b_u, b_p);
       strm.wait();
       Tensor yours = bf ? Tensor::zeros({M, N}, DType::bf16) : y;
-      std::vector<std::function<void()>> fns = {
-          [&] { matmul_packed(ab, pw, yours); },
-          [&] {
-            prim.execute(strm, {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_p}, {DNNL_ARG_DST, c_m}});
-            strm.wait();
-          }};
+      std::vector<Contender> fns = {
+          {[&] { matmul_packed(ab, pw, yours); }, 20},
+          {[&] {
+             prim.execute(strm,
+                          {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_p}, {DNNL_ARG_DST, c_m}});
+             strm.wait();
+           },
+           20}};
       if (!bf)
-        fns.push_back([&] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M),
-                      static_cast<int>(N), static_cast<int>(K), 1.0f, a.data_as<float>(),
-                      static_cast<int>(K), b.data_as<float>(), static_cast<int>(N), 0.0f,
-                      y2.data_as<float>(), static_cast<int>(N));
-        });
+        fns.push_back({[&] {
+                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M),
+                                     static_cast<int>(N), static_cast<int>(K), 1.0f,
+                                     a.data_as<float>(), static_cast<int>(K), b.data_as<float>(),
+                                     static_cast<int>(N), 0.0f, y2.data_as<float>(),
+                                     static_cast<int>(N));
+                       },
+                       150});
       std::vector<Stat> st = time_side_by_side(fns, rounds);
       const char* who[] = {"opsnn", "onednn", "openblas"};
       const double flops = 2.0 * M * N * K, wbytes = static_cast<double>(K * N) * (bf ? 2 : 4);

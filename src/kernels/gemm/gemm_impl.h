@@ -621,12 +621,22 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
       const int64_t kl = std::min(kc, K - k0);
       const bool last = k0 + kl == K;
       pack_a<MR>(a, m0, mlen, k0, kl, abuf);
+      const int64_t nrp = ceil_div(mlen, MR);
+      const int64_t blines = ceil_div(kl * NR * static_cast<int64_t>(sizeof(TB)), 64);
       for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
         const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
         const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
-        for (int64_t ir = 0; ir < mlen; ir += MR) {
+        // The next B micro-panel is another panel (K*NR elements away), a
+        // jump the hardware prefetcher does not follow: each microkernel call
+        // brings its share of it into L2 ahead of use.
+        const char* bnext =
+            jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + K * NR) : nullptr;
+        for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
           const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
           float* ct = c + ir * ldc + (jp - n0);
+          if (bnext)
+            for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
+              __builtin_prefetch(bnext + l * 64, 0, 2);
           ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
           if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
         }
