@@ -6,6 +6,9 @@
 //
 // Build: cmake -DOPSNN_BUILD_PEER_BENCH=ON (after bench/setup_peers.sh).
 // Run:   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/bench/opsnn_bench_matmul_peers [reps]
+//        [shapes] [dtypes]
+//   shapes: comma-separated indices into the shape list (0-9, default all);
+//   dtypes: f32, bf16 or all (default) -- to keep a single run short.
 #include <cblas.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <dnnl.hpp>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "opsnn/bench.h"
@@ -30,17 +34,50 @@ struct Stat {
 };
 
 // Interleaved timing: each round runs every contender once, so all see the
-// same load on this shared machine.
-std::vector<Stat> time_side_by_side(std::vector<std::function<void()>>& fns, int rounds) {
-  const size_t n = fns.size();
+// same load on this shared machine. Before each call the machine is left idle
+// for that contender's predecessor's `gap_ms`: OpenBLAS's pthread workers keep
+// spinning (sched_yield) for up to 2^28 TSC ticks (~0.1 s) after a call
+// returns, and oneDNN's OpenMP workers for milliseconds; on this 2-core
+// machine that spinning would otherwise steal a core from whichever contender
+// runs next. With the gaps every contender starts from a machine that no
+// other library's threads are spinning on, as it would in a process that only
+// runs that library. The calling thread busy-waits through a gap (sleeping
+// lets the idle vCPUs of this VM be descheduled, and the wake-up latency then
+// lands in the next call: min/median spread 2x); OPSNN_PEER_SLEEP=1 sleeps
+// instead. OPSNN_PEER_GAP_MS scales all gaps (default 20 ms after ours and
+// oneDNN, 150 ms after OpenBLAS).
+struct Contender {
+  std::function<void()> fn;
+  int gap_ms;
+};
+std::vector<Stat> time_side_by_side(std::vector<Contender>& cs, int rounds) {
+  const size_t n = cs.size();
+  const char* g = std::getenv("OPSNN_PEER_GAP_MS");
+  const double scale = g ? std::atof(g) / 20.0 : 1.0;
+  const bool spin = std::getenv("OPSNN_PEER_SLEEP") == nullptr;
+  auto gap = [&](size_t i) {
+    const int ms = static_cast<int>(cs[i].gap_ms * scale);
+    if (ms <= 0) return;
+    if (spin) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
+  };
   std::vector<std::vector<double>> t(n);
-  for (auto& f : fns) f();  // warm up
+  for (size_t i = 0; i < n; ++i) {  // warm up
+    cs[i].fn();
+    gap(i);
+  }
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < n; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      fns[i]();
+      cs[i].fn();
       t[i].push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      gap(i);
     }
   std::vector<Stat> s(n);
   for (size_t i = 0; i < n; ++i) {
@@ -66,9 +103,23 @@ void fill(Tensor& t, uint32_t seed) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
-  const std::vector<Shape3> shapes = {
+  const std::vector<Shape3> all_shapes = {
       {1, 4096, 4096},   {1, 11008, 4096}, {8, 4096, 4096},  {512, 4096, 4096}, {2048, 768, 768},
       {2048, 3072, 768}, {4096, 320, 320}, {4096, 320, 768}, {1024, 640, 640},  {2048, 2048, 2048}};
+  std::vector<Shape3> shapes;
+  if (argc > 2 && std::string(argv[2]) != "all") {
+    std::string sel = argv[2];
+    size_t pos = 0;
+    while (pos <= sel.size()) {
+      const size_t e = std::min(sel.find(',', pos), sel.size());
+      const size_t i = static_cast<size_t>(std::atoi(sel.substr(pos, e - pos).c_str()));
+      if (i < all_shapes.size()) shapes.push_back(all_shapes[i]);
+      pos = e + 1;
+    }
+  } else {
+    shapes = all_shapes;
+  }
+  const std::string dsel = argc > 3 ? argv[3] : "all";
   const double peak = measure_fma_peak_gflops();
   const double bw = measure_read_gbps();
   std::printf(
@@ -84,6 +135,7 @@ int main(int argc, char** argv) {
   std::vector<double> ratio_blas, ratio_dnnl_f32, ratio_dnnl_bf16;
   for (const char* dts : {"f32", "bf16"}) {
     const bool bf = std::string(dts) == "bf16";
+    if (dsel != "all" && dsel != dts) continue;
     for (const Shape3& s : shapes) {
       const int64_t M = s.m, N = s.n, K = s.k;
       Tensor a = Tensor::empty({M, K}, DType::f32), b = Tensor::empty({K, N}, DType::f32);
@@ -110,19 +162,23 @@ int main(int argc, char** argv) {
       dnnl::reorder(b_u, b_p).execute(strm, b_u, b_p);
       strm.wait();
       Tensor yours = bf ? Tensor::zeros({M, N}, DType::bf16) : y;
-      std::vector<std::function<void()>> fns = {
-          [&] { matmul_packed(ab, pw, yours); },
-          [&] {
-            prim.execute(strm, {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_p}, {DNNL_ARG_DST, c_m}});
-            strm.wait();
-          }};
+      std::vector<Contender> fns = {
+          {[&] { matmul_packed(ab, pw, yours); }, 20},
+          {[&] {
+             prim.execute(strm,
+                          {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_p}, {DNNL_ARG_DST, c_m}});
+             strm.wait();
+           },
+           20}};
       if (!bf)
-        fns.push_back([&] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M),
-                      static_cast<int>(N), static_cast<int>(K), 1.0f, a.data_as<float>(),
-                      static_cast<int>(K), b.data_as<float>(), static_cast<int>(N), 0.0f,
-                      y2.data_as<float>(), static_cast<int>(N));
-        });
+        fns.push_back({[&] {
+                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M),
+                                     static_cast<int>(N), static_cast<int>(K), 1.0f,
+                                     a.data_as<float>(), static_cast<int>(K), b.data_as<float>(),
+                                     static_cast<int>(N), 0.0f, y2.data_as<float>(),
+                                     static_cast<int>(N));
+                       },
+                       150});
       std::vector<Stat> st = time_side_by_side(fns, rounds);
       const char* who[] = {"opsnn", "onednn", "openblas"};
       const double flops = 2.0 * M * N * K, wbytes = static_cast<double>(K * N) * (bf ? 2 : 4);

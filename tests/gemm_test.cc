@@ -62,6 +62,48 @@ TEST(Gemm, PackedEpilogueMatchesFusedMatmul) {
   EXPECT_TRUE(same_bits(y, ref));
 }
 
+// The gated (swiglu) packing: same bits as fused_matmul gated=1, for a
+// [K, 2H] and a transposed [2H, K] weight, f32 and bf16 (the AVX512_BF16 path
+// where present), M = 1 (decode / split-K) and M = 37, any thread count.
+TEST(Gemm, PackedGatedMatchesFusedMatmul) {
+  for (DType t : {DType::f32, DType::bf16})
+    for (int64_t M : {1, 37}) {
+      const int64_t K = 300, H = 45;
+      Tensor x32 = rand_tensor({M, K}, 8), w32 = rand_tensor({K, 2 * H}, 9),
+             b32 = rand_tensor({2 * H}, 10);
+      Tensor wt32 = Tensor::empty({2 * H, K}, DType::f32);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < 2 * H; ++j)
+          wt32.data_as<float>()[j * K + k] = w32.data_as<float>()[k * 2 * H + j];
+      auto cvt = [&](const Tensor& s) {
+        Tensor d = Tensor::empty(s.shape(), t);
+        copy_into(s, d);
+        return d;
+      };
+      Tensor x = cvt(x32), w = cvt(w32), wt = cvt(wt32), b = cvt(b32);
+      Tensor ref = call("fused_matmul", {x, w, b},
+                        {{"activation", std::string("silu")}, {"gated", int64_t{1}}})[0];
+      ASSERT_EQ(ref.shape(), (Shape{M, H}));
+      MatmulEpilogue ep;
+      ep.bias = &b;
+      ep.activation = "silu";
+      for (bool transposed : {false, true}) {
+        PackedMatrix pw = pack_matrix(transposed ? wt : w, transposed, /*gated=*/true);
+        EXPECT_TRUE(pw.gated());
+        Tensor y = Tensor::zeros({M, H}, t);
+        matmul_packed(x, pw, y, ep);
+        EXPECT_TRUE(same_bits(y, ref)) << dtype_name(t) << " M=" << M << " T=" << transposed;
+        const int saved = num_threads();
+        set_num_threads(1);
+        Tensor y1 = Tensor::zeros({M, H}, t);
+        matmul_packed(x, pw, y1, ep);
+        set_num_threads(saved);
+        EXPECT_TRUE(same_bits(y, y1));
+      }
+    }
+  EXPECT_THROW(pack_matrix(rand_tensor({4, 7}, 1), false, true), Error);  // odd N
+}
+
 TEST(Gemm, ClearErrors) {
   Tensor w = rand_tensor({8, 4}, 1);
   PackedMatrix pw = pack_matrix(w);

@@ -24,20 +24,28 @@ class PackedMatrix {
   int64_t n() const;  // columns of the logical B
   size_t bytes() const;
   std::string kernel() const;  // microkernel it was packed for, e.g. "14x32_avx512"
+  bool gated() const;          // packed for the gated (swiglu) epilogue: y has n()/2 columns
 
   struct Impl;
   const Impl* impl() const { return impl_.get(); }
 
  private:
   std::shared_ptr<const Impl> impl_;
-  friend PackedMatrix pack_matrix(const Tensor& b, bool transposed);
+  friend PackedMatrix pack_matrix(const Tensor& b, bool transposed, bool gated);
 };
 
 // Packs b as the right operand of a matmul: b is [K, N] (transposed = false)
 // or [N, K] (transposed = true: a linear layer's weight). Any float dtype and
 // strides; panels keep b's dtype (16-bit weights stay 16-bit, converted to
 // f32 in the microkernel).
-PackedMatrix pack_matrix(const Tensor& b, bool transposed = false);
+//
+// gated = true packs for the gated epilogue (swiglu = gated + "silu"): B's
+// N = 2H columns are gate [0, H) and value [H, 2H) (for a transposed [N, K]
+// weight: rows [0, H) gate, [H, 2H) value), and matmul_packed then writes
+// y[..., j] = act(alpha*(a @ B)[..., j] + bias[j]) * (alpha*(a @ B)[..., H+j] + bias[H+j])
+//             + residual[..., j]
+// with y of H columns (bias has 2H entries), from each tile while it is in L1.
+PackedMatrix pack_matrix(const Tensor& b, bool transposed = false, bool gated = false);
 
 struct MatmulEpilogue {
   const Tensor* bias = nullptr;      // [N]

@@ -36,7 +36,8 @@ class Pool {
   }
 
   void run(int64_t parts, FunctionRef<void(int64_t)> fn) {
-    if (parts <= 1 || threads_ == 1 || in_worker_) {
+    // Nested calls (from a task, on a worker or on the calling thread) run inline.
+    if (parts <= 1 || threads_ == 1 || in_worker_ || in_run_) {
       for (int64_t p = 0; p < parts; ++p) fn(p);
       return;
     }
@@ -50,7 +51,9 @@ class Pool {
       generation_.fetch_add(1, std::memory_order_release);
     }
     cv_.notify_all();
+    in_run_ = true;
     work();
+    in_run_ = false;
     // Wait for workers to finish this generation (spin briefly, then yield).
     for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
       if (spins > 2000) std::this_thread::yield();
@@ -128,9 +131,11 @@ class Pool {
   const FunctionRef<void(int64_t)>* job_ = nullptr;
   int64_t parts_ = 0;
   static thread_local bool in_worker_;
+  static thread_local bool in_run_;  // the calling thread is running tasks of a job
 };
 
 thread_local bool Pool::in_worker_ = false;
+thread_local bool Pool::in_run_ = false;
 
 }  // namespace
 

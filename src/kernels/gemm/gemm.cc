@@ -48,9 +48,14 @@ Params default_params(Isa isa, int kernel) {
   // mc: the packed A block (mc x kc) takes half of L2.
   int64_t mc = l2 / 2 / (kc * 4);
   mc = std::clamp<int64_t>(mc / p.mr * p.mr, p.mr, 1024);
-  // nc: a tile's B block (kc x nc) stays in L2 beside A; also the unit of work.
-  int64_t nc = l2 / 4 / (kc * 4);
-  nc = std::clamp<int64_t>(nc / p.nr * p.nr, p.nr, 4096);
+  // nc: the B block (kc x nc) a task walks for one packed A block. Each B
+  // micro-panel (kc x nr) is brought to L1 once per A block and used by all
+  // its mc/mr row panels, so B needs no L2 residency; a wide nc means A is
+  // packed once per (M-block, K-block) instead of once per N-block. The grid
+  // (make_grid) splits N further only when M is too short to feed the threads.
+  const int64_t l3 = static_cast<int64_t>(std::max<size_t>(ci.l3_bytes, 1 << 20));
+  int64_t nc = l3 / 4 / (kc * 4);
+  nc = std::clamp<int64_t>(nc / p.nr * p.nr, p.nr, 8192);
   p.kc = kc;
   p.mc = mc;
   p.nc = nc;
@@ -66,9 +71,11 @@ size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt) {
   return static_cast<size_t>(packed_b_elems(p, K, N)) * dtype_size(pt);
 }
 
-void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
-  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_pack_b(K, N, b, dst);
-  fns(p.isa).pack_b(p, K, N, b, dst, pt);
+void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,
+            bool gated) {
+  if (gated && N % 2 != 0) throw Error("gemm", "N", "even for a gated packing", std::to_string(N));
+  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_pack_b(K, N, b, dst, gated);
+  fns(p.isa).pack_b(p, K, N, b, dst, pt, gated);
 }
 
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,

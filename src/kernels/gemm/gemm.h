@@ -40,6 +40,15 @@ struct OutView {
 };
 
 // y = act(alpha * (A·B) + beta * add) * out_scale + residual
+//
+// Gated (swiglu/geglu) form, `gated` = true: B has N = 2H columns, the gate
+// half [0, H) and the value half [H, N), packed by pack_b(..., gated = true)
+// so that every NR-column panel holds NR/2 gate columns and the NR/2 value
+// columns they pair with. The output has H columns:
+//   y[:, j] = act(alpha*(A·B)[:, j] + beta*add[j]) * (alpha*(A·B)[:, H+j] + beta*add[H+j])
+//             * out_scale + residual[:, j]
+// computed from the tile while it is in L1 (swiglu = gated + silu). `add`
+// (bias) indexes the 2H packed-B columns; `residual` the H output columns.
 struct Epilogue {
   float alpha = 1.0f;
   MatView add;  // bias ([N] as rs=0, cs=1) or ONNX C (any broadcast); p==nullptr: none
@@ -47,8 +56,10 @@ struct Epilogue {
   Act act = Act::none;
   float out_scale = 1.0f;
   MatView residual;  // p==nullptr: none
+  bool gated = false;
   bool trivial() const {
-    return alpha == 1.0f && !add.p && act == Act::none && out_scale == 1.0f && !residual.p;
+    return alpha == 1.0f && !add.p && act == Act::none && out_scale == 1.0f && !residual.p &&
+           !gated;
   }
 };
 
@@ -77,15 +88,19 @@ Params default_params(Isa isa, int kernel = 0);
 // traffic on the memory-bound decode shapes).
 int64_t packed_b_elems(const Params& p, int64_t K, int64_t N);
 size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt);
-void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt);
+// gated: N = 2H columns packed gate/value-paired for a gated epilogue (see
+// Epilogue); same size as the plain packing.
+void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,
+            bool gated = false);
 
 // C = epilogue(A·B) with B packed by pack_b(p, K, N, ..., pt). Threaded.
+// With ep.gated, N is B's 2H columns and C has H columns (c.ld >= H).
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
          DType pt, const OutView& c, const Epilogue& ep);
 
 // The AVX512_BF16 path (gemm_avx512bf16.cc).
 int64_t bf16dot_packed_elems(int64_t K, int64_t N);
-void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst);
+void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated);
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                  const OutView& c, const Epilogue& ep);
 
@@ -95,7 +110,8 @@ struct IsaFns {
   const char* const* names;
   const int* mr;
   const int* nr;
-  void (*pack_b)(const Params&, int64_t K, int64_t N, const MatView& b, void* dst, DType pt);
+  void (*pack_b)(const Params&, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,
+                 bool gated);
   void (*run)(const Params&, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
               DType pt, const OutView& c, const Epilogue& ep);
 };

@@ -25,13 +25,26 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
             bool accumulate) {
   __m512 acc[R][NV];
 #pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
+  for (int i = 0; i < R; ++i) {
+    // The C rows are read (accumulate) or written at the end: start their
+    // cache lines' way in now, behind the K loop.
+    __builtin_prefetch(c + i * ldc, 1, 3);
+    __builtin_prefetch(c + i * ldc + 16, 1, 3);
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 2
   for (int64_t k = 0; k < kp; ++k) {
     __m512i bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + (k * NR + v * 16) * 2);
+    if constexpr (R <= 8) {  // decode: the weight stream, ~2 KiB ahead
+      __builtin_prefetch(b + ((k + 16) * NR) * 2, 0, 0);
+      __builtin_prefetch(b + ((k + 16) * NR + 32) * 2, 0, 0);
+    } else {
+      __builtin_prefetch(b + ((k + 8) * NR) * 2, 0, 3);
+      __builtin_prefetch(b + ((k + 8) * NR + 32) * 2, 0, 3);
+    }
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
       const __m512i av = _mm512_set1_epi32(static_cast<int>(a[k * MR + i]));
@@ -41,15 +54,16 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
                                      reinterpret_cast<__m512bh>(bv[v]));
     }
   }
+#pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       const int n = ncols - v * 16;
-      if (n <= 0) break;
       float* p = c + i * ldc + v * 16;
       const Vf x{acc[i][v]};
       if (n >= 16)
         store(p, accumulate ? load(p) + x : x);
-      else
+      else if (n > 0)
         store_n(p, accumulate ? load_n(p, n) + x : x, n);
     }
 }
@@ -65,16 +79,17 @@ inline uint16_t bf16_of(const MatView& v, int64_t i, int64_t j) {
   return f32_to_bf16_bits(view_at(v, i, j));
 }
 
-void pack_b_pairs(int64_t K, int64_t N, const MatView& b, uint16_t* dst) {
-  const int64_t kp = (K + 1) / 2, npan = (N + NR - 1) / NR;
+void pack_b_pairs(int64_t K, int64_t N, const MatView& b, uint16_t* dst, bool gated) {
+  const int64_t kp = (K + 1) / 2, npan = packed_panels(N, NR, gated);
   parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t pnl = p0; pnl < p1; ++pnl) {
       uint16_t* d = dst + pnl * kp * NR * 2;
-      const int64_t j0 = pnl * NR;
+      int64_t col[NR];
+      for (int j = 0; j < NR; ++j) col[j] = packed_col(pnl, j, NR, N, gated);
       for (int64_t k = 0; k < kp * 2; ++k)
         for (int j = 0; j < NR; ++j)
           d[((k / 2) * NR + j) * 2 + (k & 1)] =
-              (k < K && j0 + j < N) ? bf16_of(b, k, j0 + j) : uint16_t{0};
+              (k < K && col[j] >= 0) ? bf16_of(b, k, col[j]) : uint16_t{0};
     }
   });
 }
@@ -107,33 +122,68 @@ void pack_a_pairs(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_
   }
 }
 
+// Decode (M <= MR): A's one row panel is packed into pairs once for all of K;
+// each task streams whole B panels (all K-blocks in order, the C rows stay in
+// L1), or (panel, K-block) pairs with split-K when N has few panels. Same
+// K-blocks and A rounding as the blocked path: the same bits.
+void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& a,
+                    const uint16_t* pb, const OutView& out, const Epilogue& ep, int64_t Nfull) {
+  static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
+  static thread_local Scratch abuf_s;
+  const int rows = static_cast<int>(M);
+  const int64_t kpt = (K + 1) / 2, npan = ceil_div(N, NR), nkb = ceil_div(K, kc);
+  uint16_t* abuf = reinterpret_cast<uint16_t*>(abuf_s.get(static_cast<size_t>(MR * kpt + 16)));
+  pack_a_pairs(a, 0, M, 0, K, abuf);
+  const uint32_t* a32 = reinterpret_cast<const uint32_t*>(abuf);
+  const int64_t threads = num_threads();
+  if (use_split_k(M, MR, npan, nkb, threads))
+    return run_split_k(rows, N, K, kc, NR, ep, Nfull, out,
+                       [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
+                         table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR,
+                                         pb + (pnl * kpt + k0 / 2) * NR * 2, dst, NR, NR, false);
+                       });
+  const Grid g = make_grid(M, N, MR, NR, MR, NR, threads, true);
+  const bool direct_c = out.t == DType::f32 && !ep.gated;
+  parallel_tasks(g.nnb, [&](int64_t nb) {
+    const int64_t n0 = nb * g.nc, nlen = std::min(g.nc, N - n0);
+    for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+      const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+      float* ct;
+      int64_t ldc;
+      if (direct_c) {
+        ct = static_cast<float*>(out.p) + jp;
+        ldc = out.ld;
+      } else {
+        ct = scratch_c().get(static_cast<size_t>(rows * NR));
+        ldc = NR;
+      }
+      const uint16_t* bp = pb + (jp / NR) * kpt * NR * 2;
+      for (int64_t k0 = 0; k0 < K; k0 += kc) {
+        const int64_t kl = std::min(kc, K - k0);
+        table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR, bp + (k0 / 2) * NR * 2, ct, ldc, ncols,
+                        k0 > 0);
+      }
+      finish_tile(ep, ct, ldc, rows, ncols, 0, jp, NR, Nfull, out);
+    }
+  });
+}
+
 void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const uint16_t* pb,
             const OutView& out, const Epilogue& ep) {
   static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
+  const int64_t Nfull = N;
+  if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
   const int64_t kpt = (K + 1) / 2;  // pairs in a panel
-  int64_t kc = std::max<int64_t>(p.kc / 2 * 2, 2);
-  int64_t mc = std::max<int64_t>(p.mc / MR, 1) * MR;
-  if (mc > M) mc = ceil_div(M, MR) * MR;
-  const int64_t npan = ceil_div(N, NR);
-  // The dot-product kernel is ~2x the f32 rate, so A packing is amortised
-  // over 4x wider N-blocks (the kc x nc bf16 B block still fits L2).
-  int64_t nc = std::min(std::max<int64_t>(4 * p.nc / NR, 1), npan) * NR;
-  const int64_t threads = num_threads();
-  if (threads > 1) {
-    int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
-    if (nmb * nnb < 4 * threads && npan > nnb) {
-      nnb = std::min(npan, ceil_div(4 * threads, nmb));
-      nc = ceil_div(npan, nnb) * NR;
-    }
-    nnb = ceil_div(N, nc);
-    if (nmb * nnb < 2 * threads && M > MR) {
-      nmb = std::min(ceil_div(M, MR), ceil_div(2 * threads, nnb));
-      mc = ceil_div(ceil_div(M, nmb), MR) * MR;
-    }
-  }
-  const int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
-  const bool direct_c = out.t == DType::f32;
+  // A bf16 B micro-panel is half the bytes of an f32 one: twice the K-block
+  // for the same L1 footprint (and half the C read-modify-writes).
+  int64_t kc = std::max<int64_t>(p.kc, 1) * 2;
+  if (M <= MR && K > 0) return run_dp_small_m(M, N, K, kc, a, pb, out, ep, Nfull);
+  const Grid g =
+      make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR, std::max<int64_t>(p.nc / NR, 1) * NR,
+                MR, NR, num_threads(), M <= MR, 64.0);
+  const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
+  const bool direct_c = out.t == DType::f32 && !ep.gated;
   parallel_tasks(nmb * nnb, [&](int64_t task) {
     const int64_t mb = task % nmb, nb = task / nmb;
     const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
@@ -150,7 +200,9 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
     if (K == 0) {
       for (int64_t i = 0; i < mlen; ++i)
         for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
-      epilogue_tile(ep, c, ldc, static_cast<int>(mlen), static_cast<int>(nlen), m0, n0, out);
+      for (int64_t jp = n0; jp < n0 + nlen; jp += NR)
+        finish_tile(ep, c + (jp - n0), ldc, static_cast<int>(mlen),
+                    static_cast<int>(std::min<int64_t>(NR, N - jp)), m0, jp, NR, Nfull, out);
       return;
     }
     // bf16 pairs: MR * kc bf16 = MR * kc / 2 floats of scratch.
@@ -168,7 +220,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
           float* ct = c + ir * ldc + (jp - n0);
           table[rows - 1](kp, reinterpret_cast<const uint32_t*>(abuf + ir * kp * 2), bp, ct, ldc,
                           ncols, k0 > 0);
-          if (last) epilogue_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, out);
+          if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
         }
       }
     }
@@ -181,8 +233,8 @@ namespace opsnn::gemm {
 int64_t bf16dot_packed_elems(int64_t K, int64_t N) {
   return (N + 31) / 32 * 32 * ((K + 1) / 2 * 2);
 }
-void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst) {
-  simd::avx512::bf16dot::pack_b_pairs(K, N, b, static_cast<uint16_t*>(dst));
+void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated) {
+  simd::avx512::bf16dot::pack_b_pairs(K, N, b, static_cast<uint16_t*>(dst), gated);
 }
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                  const OutView& c, const Epilogue& ep) {

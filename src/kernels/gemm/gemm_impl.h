@@ -32,6 +32,11 @@ inline Scratch& scratch_c() {
   static thread_local Scratch s;
   return s;
 }
+// The calling thread's split-K partial sums (shared with the workers).
+inline Scratch& scratch_split() {
+  static thread_local Scratch s;
+  return s;
+}
 
 template <class T>
 inline float elem(const T* p, int64_t i) {
@@ -141,9 +146,63 @@ inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int r
   }
 }
 
+// The gated epilogue of one gate/value-paired panel tile (see gemm::Epilogue):
+// c holds `rows` x nr accumulators, gate columns [0, nr/2), value columns
+// [nr/2, nr); the output columns are jo .. jo + min(nr/2, H - jo).
+inline void epilogue_gated(const Epilogue& ep, const float* c, int64_t ldc, int rows, int nr,
+                           int64_t i0, int64_t jo, int64_t H, const OutView& out) {
+  const int half = nr / 2;
+  const int cols = static_cast<int>(H - jo < half ? H - jo : half);
+  for (int r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r;
+    for (int j = 0; j < cols; j += kLanes) {
+      const int n = cols - j < kLanes ? cols - j : kLanes;
+      const float* cr = c + r * ldc + j;
+      Vf g = n == kLanes ? load(cr) : load_n(cr, n);
+      Vf v = n == kLanes ? load(cr + half) : load_n(cr + half, n);
+      if (ep.alpha != 1.0f) {
+        g = g * set1(ep.alpha);
+        v = v * set1(ep.alpha);
+      }
+      if (ep.add.p) {
+        g = fma(set1(ep.beta), view_load(ep.add, i, jo + j, n), g);
+        v = fma(set1(ep.beta), view_load(ep.add, i, H + jo + j, n), v);
+      }
+      Vf y = activate(g, ep.act) * v;
+      if (ep.out_scale != 1.0f) y = y * set1(ep.out_scale);
+      if (ep.residual.p) y = y + view_load(ep.residual, i, jo + j, n);
+      const int64_t o = i * out.ld + jo + j;
+      switch (out.t) {
+        case DType::f32:
+          store_out(static_cast<float*>(out.p) + o, y, n);
+          break;
+        case DType::bf16:
+          store_out(static_cast<bf16*>(out.p) + o, y, n);
+          break;
+        case DType::f16:
+          store_out(static_cast<f16*>(out.p) + o, y, n);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+// The epilogue of the tile of packed panel columns [jp, jp + ncols): plain or
+// gated (N = the packed B's logical columns, 2H when gated).
+inline void finish_tile(const Epilogue& ep, const float* c, int64_t ldc, int rows, int ncols,
+                        int64_t i0, int64_t jp, int nr, int64_t N, const OutView& out) {
+  if (ep.gated)
+    epilogue_gated(ep, c, ldc, rows, nr, i0, jp / 2, N / 2, out);
+  else
+    epilogue_tile(ep, c, ldc, rows, ncols, i0, jp, out);
+}
+
 // ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
 // a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
 // c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
+inline constexpr int kPfRows = 16;
 template <int MR, int NV, class TB>
 void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb, float* c,
          int64_t ldc, int ncols, bool accumulate) {
@@ -156,6 +215,13 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
     Vf bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes);
+    // The weight stream (decode): prefetch ~2 KiB ahead, every line of the row.
+    {
+      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRows) * ldb);
+#pragma GCC unroll 8
+      for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
+        __builtin_prefetch(pf + o, 0, 0);
+    }
     const float* ak = a + k * a_cs;
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
@@ -186,6 +252,59 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
   }
 }
 
+// The packed-A microkernel (the hot one): a is an MR-row panel (element
+// (i, k) at a[k*MR + i]), b an NR-column panel (b[k*NR + j]); all strides
+// are compile-time constants, so the loop is pointer bumps, MR broadcasts and
+// MR*NV FMAs per k. Every tile shape is unrolled (also the masked column tail),
+// so the accumulators never leave the registers.
+template <int MR, int AS, int NV, class TB>
+void ukr_p(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int ncols,
+           bool accumulate) {
+  constexpr int NR = NV * kLanes;
+  Vf acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    __builtin_prefetch(c + i * ldc, 1, 3);
+    if constexpr (NV * kLanes * 4 > 64) __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = zero();
+  }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    Vf bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = load(b + v * kLanes);
+    __builtin_prefetch(b + 8 * NR, 0, 3);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const Vf av = set1(a[i]);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
+    }
+    a += AS;
+    b += NR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      float* p = c + i * ldc + v * kLanes;
+      const int n = ncols - v * kLanes;
+      if (n >= kLanes)
+        store(p, accumulate ? load(p) + acc[i][v] : acc[i][v]);
+      else if (n > 0)
+        store_n(p, accumulate ? load_n(p, n) + acc[i][v] : acc[i][v], n);
+    }
+}
+
+template <class TB>
+using UkrPFn = void (*)(int64_t, const float*, const TB*, float*, int64_t, int, bool);
+
+template <int NV, class TB, int... Ms>
+constexpr auto ukr_p_table(std::integer_sequence<int, Ms...>) {
+  return std::array<UkrPFn<TB>, sizeof...(Ms)>{&ukr_p<Ms + 1, sizeof...(Ms), NV, TB>...};
+}
+
 template <class TB>
 using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64_t, float*, int64_t,
                        int, bool);
@@ -211,16 +330,33 @@ inline f16 from_f32<f16>(float v) {
 }
 
 // ---- packing ------------------------------------------------------------------
+// Source column of packed panel `pnl`, column t (< nr); -1: zero padding.
+// Plain: pnl*nr + t. Gated (N = 2H): the first nr/2 columns of a panel are
+// gate columns pnl*nr/2 + t, the last nr/2 the value columns H + the same.
+inline int64_t packed_col(int64_t pnl, int t, int nr, int64_t N, bool gated) {
+  if (!gated) {
+    const int64_t j = pnl * nr + t;
+    return j < N ? j : -1;
+  }
+  const int half = nr / 2;
+  const int64_t H = N / 2, j = pnl * half + (t < half ? t : t - half);
+  return j < H ? (t < half ? j : H + j) : -1;
+}
+inline int64_t packed_panels(int64_t N, int nr, bool gated) {
+  return gated ? (N / 2 + nr / 2 - 1) / (nr / 2) : (N + nr - 1) / nr;
+}
+
 template <class T, class TP>
-void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, TP* dst) {
+void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, TP* dst,
+              bool gated) {
   const TP z = from_f32<TP>(0.0f);
-  const int64_t npan = (N + nr - 1) / nr;
+  const int64_t npan = packed_panels(N, nr, gated);
   parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t pnl = p0; pnl < p1; ++pnl) {
       TP* d = dst + pnl * K * nr;
       const int64_t j0 = pnl * nr;
       const int cols = static_cast<int>(N - j0 < nr ? N - j0 : nr);
-      if (cs == 1) {
+      if (cs == 1 && !gated) {
         for (int64_t k = 0; k < K; ++k) {
           const T* s = b + k * rs + j0;
           TP* o = d + k * nr;
@@ -231,11 +367,26 @@ void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, 
             for (; j < cols; ++j) o[j] = from_f32<TP>(to_f32(s[j]));
           for (; j < nr; ++j) o[j] = z;
         }
+      } else if (cs == 1) {
+        // Gated: two contiguous half-panels per k row.
+        const int half = nr / 2;
+        const int64_t H = N / 2, g0 = pnl * half;
+        const int hc = static_cast<int>(H - g0 < half ? H - g0 : half);
+        for (int64_t k = 0; k < K; ++k) {
+          TP* o = d + k * nr;
+          for (int h = 0; h < 2; ++h) {
+            const T* s = b + k * rs + g0 + h * H;
+            int j = 0;
+            for (; j < hc; ++j) o[h * half + j] = from_f32<TP>(to_f32(s[j]));
+            for (; j < half; ++j) o[h * half + j] = z;
+          }
+        }
       } else {
         // Column-major-ish source (e.g. a transposed weight): walk columns.
         for (int j = 0; j < nr; ++j) {
-          if (j < cols) {
-            const T* s = b + (j0 + j) * cs;
+          const int64_t sc = packed_col(pnl, j, nr, N, gated);
+          if (sc >= 0) {
+            const T* s = b + sc * cs;
             for (int64_t k = 0; k < K; ++k) d[k * nr + j] = from_f32<TP>(to_f32(s[k * rs]));
           } else {
             for (int64_t k = 0; k < K; ++k) d[k * nr + j] = z;
@@ -247,57 +398,70 @@ void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, 
 }
 
 template <class TP>
-void pack_b_to(int nr, int64_t K, int64_t N, const MatView& b, TP* dst) {
+void pack_b_to(int nr, int64_t K, int64_t N, const MatView& b, TP* dst, bool gated) {
   switch (b.t) {
     case DType::f32:
-      return pack_b_t(K, N, static_cast<const float*>(b.p), b.rs, b.cs, nr, dst);
+      return pack_b_t(K, N, static_cast<const float*>(b.p), b.rs, b.cs, nr, dst, gated);
     case DType::bf16:
-      return pack_b_t(K, N, static_cast<const bf16*>(b.p), b.rs, b.cs, nr, dst);
+      return pack_b_t(K, N, static_cast<const bf16*>(b.p), b.rs, b.cs, nr, dst, gated);
     case DType::f16:
-      return pack_b_t(K, N, static_cast<const f16*>(b.p), b.rs, b.cs, nr, dst);
+      return pack_b_t(K, N, static_cast<const f16*>(b.p), b.rs, b.cs, nr, dst, gated);
     default:
       return;
   }
 }
 
-inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DType pt) {
+inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,
+                   bool gated) {
   switch (pt) {
     case DType::bf16:
-      return pack_b_to(nr, K, N, b, static_cast<bf16*>(dst));
+      return pack_b_to(nr, K, N, b, static_cast<bf16*>(dst), gated);
     case DType::f16:
-      return pack_b_to(nr, K, N, b, static_cast<f16*>(dst));
+      return pack_b_to(nr, K, N, b, static_cast<f16*>(dst), gated);
     default:
-      return pack_b_to(nr, K, N, b, static_cast<float*>(dst));
+      return pack_b_to(nr, K, N, b, static_cast<float*>(dst), gated);
   }
 }
 
 // Rows [m0, m0+mlen) x cols [k0, k0+kl) of A into MR-row panels: panel r at
-// dst + r*MR*kl, element (i, k) at [k*MR + i].
-template <class T>
+// dst + r*MR*kl, element (i, k) at [k*MR + i]. A full panel is written in
+// store order (k outer, the MR rows inner, reads from MR row streams that stay
+// in L1): sequential stores, ~2x faster than row-by-row strided stores.
+template <int MR, class T>
 void pack_a_t(const T* a, int64_t rs, int64_t cs, int64_t m0, int64_t mlen, int64_t k0, int64_t kl,
-              int MR, float* dst) {
+              float* dst) {
   for (int64_t r0 = 0; r0 < mlen; r0 += MR) {
     float* d = dst + r0 * kl;
     const int rows = static_cast<int>(mlen - r0 < MR ? mlen - r0 : MR);
+    const T* s = a + (m0 + r0) * rs + k0 * cs;
+    if (rows == MR && cs == 1) {
+      const T* sr[MR];
+      for (int i = 0; i < MR; ++i) sr[i] = s + i * rs;
+      for (int64_t k = 0; k < kl; ++k) {
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) d[k * MR + i] = to_f32(sr[i][k]);
+      }
+      continue;
+    }
     for (int i = 0; i < rows; ++i) {
-      const T* s = a + (m0 + r0 + i) * rs + k0 * cs;
+      const T* si = s + i * rs;
       if (cs == 1)
-        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(s[k]);
+        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(si[k]);
       else
-        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(s[k * cs]);
+        for (int64_t k = 0; k < kl; ++k) d[k * MR + i] = to_f32(si[k * cs]);
     }
   }
 }
 
-inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl, int MR,
-                   float* dst) {
+template <int MR>
+inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl, float* dst) {
   switch (a.t) {
     case DType::f32:
-      return pack_a_t(static_cast<const float*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+      return pack_a_t<MR>(static_cast<const float*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, dst);
     case DType::bf16:
-      return pack_a_t(static_cast<const bf16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+      return pack_a_t<MR>(static_cast<const bf16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, dst);
     case DType::f16:
-      return pack_a_t(static_cast<const f16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, MR, dst);
+      return pack_a_t<MR>(static_cast<const f16*>(a.p), a.rs, a.cs, m0, mlen, k0, kl, dst);
     default:
       return;
   }
@@ -306,37 +470,113 @@ inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // ---- the driver -----------------------------------------------------------------
+// The tile grid: nmb x nnb tasks of mc x nc (blocks evened out). Compute-bound
+// shapes pick the grid with the smallest modelled makespan: a task of
+// mlen x nlen costs (per unit of K) mlen*nlen/32 cycles of FMAs, ~1.6*mlen to
+// pack its A rows and ~1*nlen to stream its B panels (a B micro-panel is used
+// by mlen/MR microkernel calls), and a thread runs ceil(tasks/T) tasks. So it
+// keeps blocks as tall (mc <= the L2 bound) and as wide as the threads allow,
+// splitting N rather than M when that re-uses B better (512x4096x4096: two
+// 512x2048 tasks), and makes the task count a multiple of T. Small-M
+// (memory-bound) calls split N into >= 4 tasks per thread instead.
+// Only the split changes with the thread count, never the K order.
+struct Grid {
+  int64_t mc, nc, nmb, nnb;
+};
+inline Grid make_grid(int64_t M, int64_t N, int64_t mc_max, int64_t nc_max, int MR, int NR,
+                      int64_t threads, bool small_m, double macs_per_cycle = 32.0) {
+  const int64_t mpan = ceil_div(M, MR), npan = ceil_div(N, NR);
+  const int64_t nmb0 = ceil_div(mpan, std::max<int64_t>(mc_max / MR, 1));
+  const int64_t nnb0 = ceil_div(npan, std::max<int64_t>(nc_max / NR, 1));
+  int64_t nmb = nmb0, nnb = nnb0;
+  if (small_m) {
+    nmb = std::min(nmb, mpan);
+    if (threads > 1)
+      nnb = std::min(npan, std::max(nnb, ceil_div(4 * threads, nmb) / threads * threads));
+  } else if (threads > 1) {
+    double best = 1e300;
+    for (int64_t bm = nmb0; bm <= std::min(mpan, nmb0 + 4 * threads); ++bm)
+      for (int64_t bn = nnb0; bn <= std::min(npan, nnb0 + 4 * threads); ++bn) {
+        const double ml = static_cast<double>(ceil_div(mpan, bm) * MR);
+        const double nl = static_cast<double>(ceil_div(npan, bn) * NR);
+        const double waves = static_cast<double>(ceil_div(bm * bn, threads));
+        const double cost = waves * (ml * nl / macs_per_cycle + 1.6 * ml + 1.0 * nl);
+        if (cost < best * 0.999) {
+          best = cost;
+          nmb = bm;
+          nnb = bn;
+        }
+      }
+  }
+  Grid g;
+  g.mc = ceil_div(mpan, nmb) * MR;
+  g.nc = ceil_div(npan, nnb) * NR;
+  g.nmb = ceil_div(M, g.mc);
+  g.nnb = ceil_div(N, g.nc);
+  return g;
+}
+
+// ---- split-K for small M -----------------------------------------------------------
+// When M is one row panel and N has too few NR panels to keep the threads busy
+// on the weight stream (npan < 4 per thread), the tasks are (panel, K-block)
+// pairs. K-blocks are the usual kc blocks (a fixed chunking that does not
+// depend on the thread count); each task writes its block's partial sum (the
+// microkernel's accumulators, exactly as the unsplit path computes them), and a
+// second pass adds them per panel in K order: c = ((p0 + p1) + p2) + ... which
+// is the unsplit path's c = p0; c += p1; c += p2 ... operation by operation.
+// So the result is bit-identical to the unsplit path and to any thread count.
+inline bool use_split_k(int64_t M, int MR, int64_t npan, int64_t nkb, int64_t threads) {
+  return M <= MR && threads > 1 && nkb >= 2 && npan < 4 * threads;
+}
+// part(pnl, k0, kl, dst): dst[rows x nr] (ld nr) = the block's accumulators.
+template <class PartFn>
+void run_split_k(int rows, int64_t N, int64_t K, int64_t kc, int nr, const Epilogue& ep,
+                 int64_t Nfull, const OutView& out, PartFn&& part) {
+  const int64_t npan = ceil_div(N, nr), nkb = ceil_div(K, kc), tile = rows * nr;
+  float* buf = scratch_split().get(static_cast<size_t>(npan * nkb * tile));
+  parallel_tasks(npan * nkb, [&](int64_t t) {
+    const int64_t k0 = (t % nkb) * kc;
+    part(t / nkb, k0, std::min(kc, K - k0), buf + t * tile);
+  });
+  parallel_tasks(npan, [&](int64_t pnl) {
+    float* c = buf + pnl * nkb * tile;
+    for (int64_t kb = 1; kb < nkb; ++kb) {
+      const float* q = buf + (pnl * nkb + kb) * tile;
+      for (int64_t e = 0; e + kLanes <= tile; e += kLanes) store(c + e, load(c + e) + load(q + e));
+      for (int64_t e = tile / kLanes * kLanes; e < tile; ++e) c[e] = c[e] + q[e];
+    }
+    const int64_t jp = pnl * nr;
+    finish_tile(ep, c, nr, rows, static_cast<int>(std::min<int64_t>(nr, N - jp)), 0, jp, nr, Nfull,
+                out);
+  });
+}
+
 template <int MR, int NV, class TB>
 void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const TB* pb,
             const OutView& out, const Epilogue& ep) {
   constexpr int NR = NV * kLanes;
   static constexpr auto table = ukr_table<NV, TB>(std::make_integer_sequence<int, MR>());
+  static constexpr auto ptable = ukr_p_table<NV, TB>(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
+  // Gated: the grid runs over the packed (gate/value-paired) columns.
+  const int64_t Nfull = N;
+  if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
   const int64_t kc = K > 0 ? std::min<int64_t>(std::max<int64_t>(p.kc, 1), K) : 0;
   // Decode: A read in place (no packing) when it is one row panel of f32.
   const bool direct_a = M <= MR && a.t == DType::f32 && a.cs == 1;
-  int64_t mc = std::max<int64_t>(p.mc / MR, 1) * MR;
-  if (mc > M) mc = ceil_div(M, MR) * MR;
-  int64_t nc = std::max<int64_t>(p.nc / NR, 1) * NR;
-  const int64_t npan = ceil_div(N, NR);
-  if (nc > npan * NR) nc = npan * NR;
-  // Enough tiles for the threads (only the split changes, never the K order).
-  const int64_t threads = num_threads();
-  if (threads > 1) {
-    int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
-    const int64_t want = 4 * threads;
-    if (nmb * nnb < want && npan > nnb) {
-      nnb = std::min(npan, ceil_div(want, nmb));
-      nc = ceil_div(npan, nnb) * NR;
-    }
-    nnb = ceil_div(N, nc);
-    if (nmb * nnb < 2 * threads && M > MR) {
-      nmb = std::min(ceil_div(M, MR), ceil_div(2 * threads, nnb));
-      mc = ceil_div(ceil_div(M, nmb), MR) * MR;
-    }
+  if (direct_a && K > 0 && use_split_k(M, MR, ceil_div(N, NR), ceil_div(K, kc), num_threads())) {
+    const int rows = static_cast<int>(M);
+    const float* ap = static_cast<const float*>(a.p);
+    return run_split_k(rows, N, K, kc, NR, ep, Nfull, out,
+                       [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
+                         table[rows - 1](kl, ap + k0, a.rs, 1, pb + pnl * K * NR + k0 * NR, NR, dst,
+                                         NR, NR, false);
+                       });
   }
-  const int64_t nmb = ceil_div(M, mc), nnb = ceil_div(N, nc);
-  const bool direct_c = out.t == DType::f32;
+  const Grid g = make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR,
+                           std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, num_threads(), M <= MR);
+  const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
+  const bool direct_c = out.t == DType::f32 && !ep.gated;
   parallel_tasks(nmb * nnb, [&](int64_t task) {
     // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
     const int64_t mb = task % nmb, nb = task / nmb;
@@ -354,27 +594,51 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
     if (K == 0) {
       for (int64_t i = 0; i < mlen; ++i)
         for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
-      epilogue_tile(ep, c, ldc, static_cast<int>(mlen), static_cast<int>(nlen), m0, n0, out);
+      for (int64_t jp = n0; jp < n0 + nlen; jp += NR)
+        finish_tile(ep, c + (jp - n0), ldc, static_cast<int>(mlen),
+                    static_cast<int>(std::min<int64_t>(NR, N - jp)), m0, jp, NR, Nfull, out);
       return;
     }
-    float* abuf =
-        direct_a ? nullptr : scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
+    if (direct_a) {
+      // Decode: each B panel is streamed once from start to end (all K), the
+      // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
+      // rounding as the packed path.
+      const int rows = static_cast<int>(mlen);
+      const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
+      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+        const TB* bp = pb + (jp / NR) * K * NR;
+        float* ct = c + (jp - n0);
+        for (int64_t k0 = 0; k0 < K; k0 += kc)
+          table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc, ncols,
+                          k0 > 0);
+        finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
+      }
+      return;
+    }
+    float* abuf = scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
     for (int64_t k0 = 0; k0 < K; k0 += kc) {
       const int64_t kl = std::min(kc, K - k0);
       const bool last = k0 + kl == K;
-      if (!direct_a) pack_a(a, m0, mlen, k0, kl, MR, abuf);
+      pack_a<MR>(a, m0, mlen, k0, kl, abuf);
+      const int64_t nrp = ceil_div(mlen, MR);
+      const int64_t blines = ceil_div(kl * NR * static_cast<int64_t>(sizeof(TB)), 64);
       for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
         const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
         const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
-        for (int64_t ir = 0; ir < mlen; ir += MR) {
+        // The next B micro-panel is another panel (K*NR elements away), a
+        // jump the hardware prefetcher does not follow: each microkernel call
+        // brings its share of it into L2 ahead of use.
+        const char* bnext =
+            jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + K * NR) : nullptr;
+        for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
           const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
           float* ct = c + ir * ldc + (jp - n0);
-          if (direct_a)
-            table[rows - 1](kl, static_cast<const float*>(a.p) + (m0 + ir) * a.rs + k0, a.rs, 1, bp,
-                            NR, ct, ldc, ncols, k0 > 0);
-          else
-            table[rows - 1](kl, abuf + ir * kl, 1, MR, bp, NR, ct, ldc, ncols, k0 > 0);
-          if (last) epilogue_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, out);
+          if (bnext)
+            for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
+              __builtin_prefetch(bnext + l * 64, 0, 2);
+          ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
+          if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
         }
       }
     }
@@ -409,8 +673,8 @@ inline void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView&
   kRuns[p.kernel](p, M, N, K, a, pb, pt, c, ep);
 }
 inline void pack_b_entry(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst,
-                         DType pt) {
-  pack_b(kNr[p.kernel], K, N, b, dst, pt);
+                         DType pt, bool gated) {
+  pack_b(kNr[p.kernel], K, N, b, dst, pt, gated);
 }
 
 }  // namespace detail

@@ -269,6 +269,11 @@ void add_matmul(Registry& r) {
         TensorDesc(t, {20, 31}, {64, 1}), 20);
     add("batchstrided[3,5,8]x[3,8,6]", TensorDesc(t, {3, 5, 8}, {1, 3, 15}),
         TensorDesc(t, {3, 8, 6}), 8);
+    // Small M, few N panels, long K: split-K across threads (bit-identical to
+    // the unsplit path; ops_test compares 1 vs 2 threads).
+    add("splitk[1,4096]x[4096,16]", TensorDesc(t, {1, 4096}), TensorDesc(t, {4096, 16}), 4096);
+    add("splitk[7,2000]x[2000,40]", TensorDesc(t, {7, 2000}), TensorDesc(t, {2000, 40}), 2000);
+    add("splitk[14,1000]x[1000,100]", TensorDesc(t, {14, 1000}), TensorDesc(t, {1000, 100}), 1000);
     return cs;
   };
   s.tolerance = default_tolerance;
@@ -326,6 +331,11 @@ void add_batch_matmul(Registry& r) {
     add("[5,1,65]x[5,65,63]", TensorDesc(t, {5, 1, 65}), TensorDesc(t, {5, 65, 63}), 65);
     add("[2,0,4]x[2,4,3]", TensorDesc(t, {2, 0, 4}), TensorDesc(t, {2, 4, 3}), 4);
     add("[2,7,9]^Tx[2,9,5]", TensorDesc(t, {2, 7, 9}, {63, 1, 7}), TensorDesc(t, {2, 9, 5}), 9);
+    // Many small matrices (batch-parallel: one GEMM per task) and one batch
+    // above the batch-parallel threshold (each GEMM split over the threads).
+    add("[16,64,64]x[16,64,64]", TensorDesc(t, {16, 64, 64}), TensorDesc(t, {16, 64, 64}), 64);
+    add("[9,7,100]x[1,100,33]", TensorDesc(t, {9, 7, 100}), TensorDesc(t, {1, 100, 33}), 100);
+    add("[2,200,130]x[2,130,170]", TensorDesc(t, {2, 200, 130}), TensorDesc(t, {2, 130, 170}), 130);
     return cs;
   };
   s.tolerance = default_tolerance;
@@ -339,6 +349,7 @@ Plan fused_plan(const OpCall& call) {
   Plan p = matmul_plan(call, 0, 1);
   p.alpha = static_cast<float>(call.attrs.f("alpha"));
   p.act = matmul::act_from_name(call, call.attrs.s("activation"));
+  p.gated = call.attrs.i("gated") != 0;
   if (call.has_input(2)) {
     const Strides& st = call.in(2).effective_strides();
     p.add.input = 2;
@@ -356,28 +367,40 @@ void add_fused_matmul(Registry& r) {
   s.family = "matmul";
   s.doc =
       "y = act(alpha * (a @ b) + bias) + residual, the epilogue applied to each output tile while "
-      "it is in "
-      "cache (matmul semantics for a and b; a and b at least 2-D)";
+      "it is in cache (matmul semantics for a and b; a and b at least 2-D). gated=1 (swiglu with "
+      "activation=silu, geglu with gelu): b has N = 2H columns, gate = columns [0, H), value = "
+      "columns [H, 2H); z = alpha * (a @ b) + bias (bias has N = 2H entries), "
+      "y[..., j] = act(z[..., j]) * z[..., H + j] + residual, y has H columns; computed in-tile "
+      "(the packing pairs gate and value columns in each panel)";
   s.inputs = {{"a", "[..., M, K]"},
               {"b", "[..., K, N]"},
               {"bias", "[N] (optional)", true},
               {"residual", "broadcastable to y (optional)", true}};
-  s.outputs = {{"y", "[..., M, N]"}};
+  s.outputs = {{"y", "[..., M, N] ([..., M, N/2] if gated)"}};
   s.attrs = {{"activation", AttrType::str, std::string("none"), "none|relu|gelu|gelu_tanh|silu"},
-             {"alpha", AttrType::f64, 1.0, "scale of a @ b"}};
+             {"alpha", AttrType::f64, 1.0, "scale of a @ b"},
+             {"gated", AttrType::i64, int64_t{0},
+              "1: gated output act(gate) * value, gate = b[..., :N/2], value = b[..., N/2:]"}};
   s.dtypes = ops::kFloatDTypes;
   s.infer = [](const OpCall& call) {
     ops::require_rank_at_least(call, 0, 2);
     ops::require_rank_at_least(call, 1, 2);
     Shape out = matmul_shape(call, 0, 1);
     (void)matmul::act_from_name(call, call.attrs.s("activation"));
+    const int64_t g = call.attrs.i("gated");
+    if (g != 0 && g != 1) call.fail("attribute 'gated'", "0 or 1", std::to_string(g));
+    const int64_t nb = out.back();  // b's columns (bias length)
+    if (g && nb % 2 != 0)
+      call.fail("input 'b'", "an even number of columns (gate | value) when gated",
+                std::to_string(nb) + " in " + shape_str(call.in(1).shape));
     if (call.has_input(2)) {
       ops::require_same_dtype(call, 2, 0);
       ops::require_rank(call, 2, 1);
-      if (call.in(2).shape[0] != out.back() && call.in(2).shape[0] != 1)
-        call.fail("input 'bias'", "shape [" + std::to_string(out.back()) + "]",
+      if (call.in(2).shape[0] != nb && call.in(2).shape[0] != 1)
+        call.fail("input 'bias'", "shape [" + std::to_string(nb) + "]",
                   shape_str(call.in(2).shape));
     }
+    if (g) out.back() = nb / 2;
     if (call.has_input(3)) {
       ops::require_same_dtype(call, 3, 0);
       require_broadcastable_to(call, 3, out);
@@ -386,16 +409,30 @@ void add_fused_matmul(Registry& r) {
   };
   s.reference = [](const OpCall& call, const std::vector<RefTensor>& in,
                    std::vector<RefTensor>& out) {
-    ref_matmul(in[0], in[1], out[0]);
     const double alpha = call.attrs.f("alpha");
     const gemm::Act act = matmul::act_from_name(call, call.attrs.s("activation"));
     const Shape& os = out[0].shape;
-    const int64_t N = os.back();
+    const bool gated = call.attrs.i("gated") != 0;
+    // z = alpha * (a @ b) + bias over all of b's columns.
+    RefTensor z;
+    z.shape = os;
+    if (gated) z.shape.back() *= 2;
+    z.data.assign(static_cast<size_t>(shape_numel(z.shape)), 0.0);
+    ref_matmul(in[0], in[1], z);
+    const size_t NB = static_cast<size_t>(z.shape.back());
+    for (size_t i = 0; i < z.data.size(); ++i) {
+      z.data[i] *= alpha;
+      if (call.has_input(2)) z.data[i] += in[2].data[in[2].data.size() == 1 ? 0 : i % NB];
+    }
+    const size_t N = static_cast<size_t>(os.back());
     for (size_t i = 0; i < out[0].data.size(); ++i) {
-      double v = alpha * out[0].data[i];
-      if (call.has_input(2))
-        v += in[2].data[in[2].data.size() == 1 ? 0 : i % static_cast<size_t>(N)];
-      v = ref_act(v, act);
+      double v;
+      if (gated) {
+        const size_t row = i / N, j = i % N;
+        v = ref_act(z.data[row * NB + j], act) * z.data[row * NB + N + j];
+      } else {
+        v = ref_act(z.data[i], act);
+      }
       if (call.has_input(3)) v += broadcast_at(in[3], os, static_cast<int64_t>(i));
       out[0].data[i] = v;
     }
@@ -444,6 +481,39 @@ void add_fused_matmul(Registry& r) {
                   {{"activation", std::string("relu")}},
                   {kRange, kRange, kRange},
                   tol_for_k(33)});
+    // Gated (swiglu = silu, geglu = gelu): H = 47 (not a panel multiple), H = 7
+    // (less than half a panel), decode, batch + residual, transposed b, K = 0.
+    cs.push_back({"swiglu+bias",
+                  {TensorDesc(t, a), TensorDesc(t, {65, 94}), TensorDesc(t, {94})},
+                  {{"activation", std::string("silu")}, {"gated", int64_t{1}}},
+                  {kRange, kRange, kRange},
+                  tol_for_k(65)});
+    cs.push_back({"swiglu-h7",
+                  {TensorDesc(t, {17, 40}), TensorDesc(t, {40, 14})},
+                  {{"activation", std::string("silu")}, {"gated", int64_t{1}}},
+                  {kRange, kRange},
+                  tol_for_k(40)});
+    cs.push_back({"swiglu-m1-k1000",
+                  {TensorDesc(t, {1, 1000}), TensorDesc(t, {1000, 130}), TensorDesc(t, {130})},
+                  {{"activation", std::string("silu")}, {"gated", int64_t{1}}},
+                  {kRange, kRange, kRange},
+                  tol_for_k(1000)});
+    cs.push_back({"geglu-batch-residual",
+                  {TensorDesc(t, {2, 33, 64}), TensorDesc(t, {64, 200}), TensorDesc(t, {200}),
+                   TensorDesc(t, {2, 33, 100})},
+                  {{"activation", std::string("gelu")}, {"gated", int64_t{1}}, {"alpha", 0.5}},
+                  {kRange, kRange, kRange, kRange},
+                  tol_for_k(64)});
+    cs.push_back({"swiglu-bT",
+                  {TensorDesc(t, {20, 65}), ops::transposed_desc(t, 65, 66)},
+                  {{"activation", std::string("silu")}, {"gated", int64_t{1}}},
+                  {kRange, kRange},
+                  tol_for_k(65)});
+    cs.push_back({"swiglu-k0",
+                  {TensorDesc(t, {5, 0}), TensorDesc(t, {0, 18}), TensorDesc(t, {18})},
+                  {{"activation", std::string("silu")}, {"gated", int64_t{1}}},
+                  {kRange, kRange, kRange},
+                  1});
     return cs;
   };
   s.tolerance = default_tolerance;

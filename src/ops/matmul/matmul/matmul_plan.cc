@@ -6,6 +6,8 @@
 
 #include "ops/common/checks.h"
 #include "opsnn/error.h"
+#include "opsnn/memory.h"
+#include "opsnn/thread_pool.h"
 
 namespace opsnn::matmul {
 
@@ -34,51 +36,108 @@ const char* at(const Tensor& t, int64_t off) {
 
 }  // namespace
 
+namespace {
+
+// Per-thread packed-B buffer for batch-parallel calls with per-batch B.
+struct PackBuf {
+  void* p = nullptr;
+  size_t n = 0;
+  ~PackBuf() { aligned_free(p); }
+  void* get(size_t bytes) {
+    if (bytes > n) {
+      aligned_free(p);
+      p = aligned_alloc_bytes(bytes);
+      n = bytes;
+    }
+    return p;
+  }
+};
+
+// Batches whose GEMMs are too small to split well across the threads (a few
+// tiles each, where the per-call thread hand-off costs as much as the work)
+// run batch-parallel instead: one batch per task, each GEMM on one thread.
+// The engine's K order never depends on who runs a tile: same bits.
+bool batch_parallel(const Plan& plan, int64_t nbatch) {
+  const int64_t threads = num_threads();
+  const double macs = static_cast<double>(plan.M) * static_cast<double>(plan.N) *
+                      static_cast<double>(std::max<int64_t>(plan.K, 1));
+  return threads > 1 && nbatch >= threads && macs <= double(1 << 22);
+}
+
+}  // namespace
+
 void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out,
               void* ws) {
   int64_t nbatch = 1;
   for (int64_t d : plan.batch) nbatch *= d;
   if (nbatch == 0 || plan.M == 0 || plan.N == 0) return;
-  void* pb = ws;
   const Tensor& A = in[plan.a.input];
   const Tensor& B = in[plan.b.input];
   const bool shared = plan.b_shared();
   const size_t nb = plan.batch.size();
-  std::vector<int64_t> idx(nb, 0);
-  const int64_t out_mat = plan.M * plan.N;
-  for (int64_t bi = 0; bi < nbatch; ++bi) {
-    int64_t oa = 0, ob = 0, oadd = 0, ores = 0;
-    for (size_t d = 0; d < nb; ++d) {
-      oa += idx[d] * plan.a.bs[d];
-      ob += idx[d] * plan.b.bs[d];
-      if (plan.add.input >= 0) oadd += idx[d] * plan.add.bs[d];
-      if (plan.res.input >= 0) ores += idx[d] * plan.res.bs[d];
+  const int64_t nout = plan.gated ? plan.N / 2 : plan.N;
+  const int64_t out_mat = plan.M * nout;
+  const size_t pb_bytes = workspace_bytes(plan, params);
+  auto offsets = [&](int64_t bi, int64_t* o) {  // o: a, b, add, res
+    o[0] = o[1] = o[2] = o[3] = 0;
+    for (size_t d = nb; d-- > 0;) {
+      const int64_t i = bi % plan.batch[d];
+      bi /= plan.batch[d];
+      o[0] += i * plan.a.bs[d];
+      o[1] += i * plan.b.bs[d];
+      if (plan.add.input >= 0) o[2] += i * plan.add.bs[d];
+      if (plan.res.input >= 0) o[3] += i * plan.res.bs[d];
     }
-    if (bi == 0 || !shared)
-      gemm::pack_b(params, plan.K, plan.N, {at(B, ob), B.dtype(), plan.b.rs, plan.b.cs}, pb,
-                   plan.packed_dtype);
+  };
+  auto pack = [&](int64_t ob, void* dst) {
+    gemm::pack_b(params, plan.K, plan.N, {at(B, ob), B.dtype(), plan.b.rs, plan.b.cs}, dst,
+                 plan.packed_dtype, plan.gated);
+  };
+  auto gemm_one = [&](int64_t bi, const int64_t* o, const void* pb) {
     gemm::Epilogue ep;
+    ep.gated = plan.gated;
     ep.alpha = plan.alpha;
     ep.beta = plan.beta;
     ep.act = plan.act;
     ep.out_scale = plan.out_scale;
     if (plan.add.input >= 0) {
       const Tensor& t = in[plan.add.input];
-      ep.add = {at(t, oadd), t.dtype(), plan.add.rs, plan.add.cs};
+      ep.add = {at(t, o[2]), t.dtype(), plan.add.rs, plan.add.cs};
     }
     if (plan.res.input >= 0) {
       const Tensor& t = in[plan.res.input];
-      ep.residual = {at(t, ores), t.dtype(), plan.res.rs, plan.res.cs};
+      ep.residual = {at(t, o[3]), t.dtype(), plan.res.rs, plan.res.cs};
     }
-    gemm::OutView o{static_cast<char*>(out.data()) +
-                        bi * out_mat * static_cast<int64_t>(dtype_size(out.dtype())),
-                    out.dtype(), plan.N};
-    gemm::run(params, plan.M, plan.N, plan.K, {at(A, oa), A.dtype(), plan.a.rs, plan.a.cs}, pb,
-              plan.packed_dtype, o, ep);
-    for (size_t d = nb; d-- > 0;) {
-      if (++idx[d] < plan.batch[d]) break;
-      idx[d] = 0;
+    gemm::OutView ov{static_cast<char*>(out.data()) +
+                         bi * out_mat * static_cast<int64_t>(dtype_size(out.dtype())),
+                     out.dtype(), nout};
+    gemm::run(params, plan.M, plan.N, plan.K, {at(A, o[0]), A.dtype(), plan.a.rs, plan.a.cs}, pb,
+              plan.packed_dtype, ov, ep);
+  };
+  if (nbatch > 1 && batch_parallel(plan, nbatch)) {
+    if (shared) {
+      int64_t o[4];
+      offsets(0, o);
+      pack(o[1], ws);
     }
+    parallel_tasks(nbatch, [&](int64_t bi) {
+      static thread_local PackBuf buf;
+      int64_t o[4];
+      offsets(bi, o);
+      void* pb = ws;
+      if (!shared) {
+        pb = buf.get(std::max<size_t>(pb_bytes, 64));
+        pack(o[1], pb);
+      }
+      gemm_one(bi, o, pb);
+    });
+    return;
+  }
+  for (int64_t bi = 0; bi < nbatch; ++bi) {
+    int64_t o[4];
+    offsets(bi, o);
+    if (bi == 0 || !shared) pack(o[1], ws);
+    gemm_one(bi, o, ws);
   }
 }
 

@@ -25,6 +25,7 @@ struct Plan {
   Operand a, b, add, res;
   float alpha = 1, beta = 1, out_scale = 1;
   gemm::Act act = gemm::Act::none;
+  bool gated = false;  // N = 2H B columns (gate | value), output H columns (gemm::Epilogue)
   DType packed_dtype = DType::f32;  // B panels keep B's dtype (16-bit weights stay 16-bit)
   bool b_shared() const {
     for (int64_t s : b.bs)

@@ -14,6 +14,7 @@ struct PackedMatrix::Impl {
   int64_t K = 0, N = 0;
   void* data = nullptr;
   DType pt = DType::f32;
+  bool gated = false;
   size_t nbytes = 0;
   ~Impl() { aligned_free(data); }
 };
@@ -21,13 +22,14 @@ struct PackedMatrix::Impl {
 int64_t PackedMatrix::k() const { return impl_ ? impl_->K : 0; }
 int64_t PackedMatrix::n() const { return impl_ ? impl_->N : 0; }
 size_t PackedMatrix::bytes() const { return impl_ ? impl_->nbytes : 0; }
+bool PackedMatrix::gated() const { return impl_ && impl_->gated; }
 std::string PackedMatrix::kernel() const {
   if (!impl_) return "";
   return std::string(gemm::kernel_name(impl_->params.isa, impl_->params.kernel)) + "_" +
          isa_name(impl_->params.isa);
 }
 
-PackedMatrix pack_matrix(const Tensor& b, bool transposed) {
+PackedMatrix pack_matrix(const Tensor& b, bool transposed, bool gated) {
   if (b.rank() != 2) throw Error("pack_matrix", "b", "rank 2", "rank " + std::to_string(b.rank()));
   if (!is_float(b.dtype()))
     throw Error("pack_matrix", "b", "dtype f32, bf16 or f16", dtype_name(b.dtype()));
@@ -37,10 +39,14 @@ PackedMatrix pack_matrix(const Tensor& b, bool transposed) {
   impl->K = transposed ? b.dim(1) : b.dim(0);
   impl->N = transposed ? b.dim(0) : b.dim(1);
   impl->pt = b.dtype();
+  if (gated && impl->N % 2 != 0)
+    throw Error("pack_matrix", "b", "an even number of columns (gate | value) when gated",
+                std::to_string(impl->N));
+  impl->gated = gated;
   impl->nbytes = gemm::packed_b_bytes(impl->params, impl->K, impl->N, impl->pt);
   impl->data = aligned_alloc_bytes(std::max<size_t>(impl->nbytes, 64));
   const gemm::MatView v{b.data(), b.dtype(), transposed ? s[1] : s[0], transposed ? s[0] : s[1]};
-  gemm::pack_b(impl->params, impl->K, impl->N, v, impl->data, impl->pt);
+  gemm::pack_b(impl->params, impl->K, impl->N, v, impl->data, impl->pt, gated);
   PackedMatrix m;
   m.impl_ = std::move(impl);
   return m;
@@ -64,14 +70,16 @@ void matmul_packed(const Tensor& a, const PackedMatrix& b, Tensor& y, const Matm
   if (a.rank() < 1 || a.shape().back() != p.K)
     throw Error(op, "a", "[..., " + std::to_string(p.K) + "]", shape_str(a.shape()));
   if (!is_float(a.dtype())) throw Error(op, "a", "dtype f32, bf16 or f16", dtype_name(a.dtype()));
+  const int64_t nout = p.gated ? p.N / 2 : p.N;
   Shape ys = a.shape();
-  ys.back() = p.N;
+  ys.back() = nout;
   if (y.shape() != ys || y.dtype() != a.dtype() || !y.is_contiguous())
     throw Error(op, "y", "contiguous " + TensorDesc(a.dtype(), ys).str(), y.desc().str());
   if (!a.is_contiguous())
     throw Error(op, "a", "contiguous rows", "strides " + shape_str(a.strides()));
-  const int64_t M = p.K ? a.numel() / p.K : y.numel() / std::max<int64_t>(p.N, 1);
+  const int64_t M = p.K ? a.numel() / p.K : y.numel() / std::max<int64_t>(nout, 1);
   gemm::Epilogue e;
+  e.gated = p.gated;
   e.alpha = ep.alpha;
   e.act = act_of(ep.activation);
   if (ep.bias) {
@@ -84,10 +92,10 @@ void matmul_packed(const Tensor& a, const PackedMatrix& b, Tensor& y, const Matm
         !ep.residual->is_contiguous())
       throw Error(op, "residual", "contiguous " + TensorDesc(a.dtype(), ys).str(),
                   ep.residual->desc().str());
-    e.residual = {ep.residual->data(), ep.residual->dtype(), p.N, 1};
+    e.residual = {ep.residual->data(), ep.residual->dtype(), nout, 1};
   }
   gemm::run(p.params, M, p.N, p.K, {a.data(), a.dtype(), p.K, 1}, p.data, p.pt,
-            {y.data(), y.dtype(), p.N}, e);
+            {y.data(), y.dtype(), nout}, e);
 }
 
 }  // namespace opsnn
