@@ -31,28 +31,33 @@ inline void st(T* p, Vf v, int n) {
     store_n(p, v, n);
 }
 
-// exp(x) for x <= 0 (the x - max of softmax): one range reduction, a
-// degree-6 polynomial and one scale by 2^k (vscalefps on AVX-512); results
-// below the smallest denormal are exactly 0 (so -inf masks give 0), NaN stays NaN.
+// exp(x) for x <= 0 (the x - max of softmax): one range reduction
+// x = k ln2 + r (ln2 as one f32: its 1.9e-9 error times |k| moves r by < 6e-8
+// for the results that matter, x > -30), a degree-5 minimax polynomial for
+// e^r in Horner form (relative error 1.05e-7 on |r| <= ln2/2, about 2 ulp with
+// f32 rounding) and one scale by 2^k (vscalefps on AVX-512); results below
+// the smallest denormal are exactly 0 (so -inf masks give 0), NaN stays NaN.
 inline Vf exp_nonpos(Vf x) {
   // Below -110 the result rounds to 0 in f32, so the clamp costs nothing and
   // scale_pow2 returns exactly 0 there (and for -inf masks).
   const Vf xc = max(set1(-110.0f), x);  // NaN in the second operand propagates
   const Vf k = round(xc * set1(1.44269504088896341f));
-  Vf r = fnma(k, set1(0.693359375f), xc);
-  r = fnma(k, set1(-2.12194440e-4f), r);
-  // Degree 6 (Taylor through r^6): the dropped r^7/7! is < 1.2e-7 relative
-  // for |r| <= ln2/2, about 1 ulp, well inside softmax's tolerance.
-  static constexpr float c[] = {0.5f, 1.0f / 6, 1.0f / 24, 1.0f / 120, 1.0f / 720};
-  const Vf p = fma(poly(r, c), r * r, r + set1(1.0f));
-  return scale_pow2(p, k);
+  const Vf r = fnma(k, set1(0.693147182464599609f), xc);
+  // e^r = 1 + r(1 + r(c2 + r(c3 + r(c4 + r c5)))), c fitted for the relative
+  // error on [-ln2/2, ln2/2].
+  Vf q = fma(set1(0.00831249356f), r, set1(0.0418900698f));
+  q = fma(q, r, set1(0.166671142f));
+  q = fma(q, r, set1(0.499992311f));
+  q = fma(q, r, set1(1.0f));
+  return scale_pow2(fma(q, r, set1(1.0f)), k);
 }
 
 // f32 outputs larger than this are written with non-temporal stores (no
 // read-for-ownership of y; the output would not stay in L2/L3 anyway).
 inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
 // Row lengths up to this keep exp(x - max) in an L1-resident f32 scratch
-// between the sum and the write pass; longer rows recompute exp.
+// between the sum and the write stage; longer rows (and log_softmax)
+// recompute from x.
 inline constexpr int64_t kScratch = 4096;
 
 template <bool NT, class T>
@@ -63,59 +68,98 @@ inline void put(T* p, Vf v) {
     store(p, v);
 }
 
-// Software prefetch of [p, p + bytes) (no effect on results): the next row is
-// fetched while this one is computed from L1, so memory never idles.
+// Software prefetch of [p, p + bytes) (no effect on results).
 inline void prefetch_bytes(const void* p, int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
 }
 
-// One row; `xn` (nullable) is the next row, prefetched during pass 2.
-template <bool NT, class T>
-void row(const T* x, T* y, int64_t n, bool log, float* scratch, const T* xn) {
-  // Pass 1: the maximum (the only read of x from memory).
-  Vf m0 = set1(kNegInf), m1 = m0;
-  int64_t i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    m0 = max(m0, load(x + i));
-    m1 = max(m1, load(x + i + kLanes));
-  }
+// ---- last axis -----------------------------------------------------------
+// A row is three stages; each runs the same operations in the same order
+// wherever it is called from, so a row's result never depends on which rows
+// (or thread) came before it:
+//   M  the maximum (the stage that reads x from memory),
+//   E  e = exp(x - max) and their sum (x now in L1),
+//   W  y = e * (1 / sum) (or x - max - log(sum) for log_softmax).
+// Each stage walks pairs of vectors, then single vectors, then a masked tail.
+
+template <class T>
+inline void max_pair(const T* x, int64_t i, Vf& m0, Vf& m1) {
+  m0 = max(m0, load(x + i));
+  m1 = max(m1, load(x + i + kLanes));
+}
+template <class T>
+inline float max_finish(const T* x, int64_t i, int64_t n, Vf m0, Vf m1) {
   for (; i + kLanes <= n; i += kLanes) m0 = max(m0, load(x + i));
   if (i < n) {
     const int r = static_cast<int>(n - i);
     m1 = max(m1, pad_n(load_n(x + i, r), r, kNegInf));
   }
-  const float mx = reduce_max(max(m0, m1));
-  const Vf vm = set1(mx);
-  // Pass 2: sum of exp(x - max), kept in the scratch when the row fits.
-  const bool keep = !log && n <= kScratch;
-  Vf s0 = zero(), s1 = zero();
-  i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    if (xn && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(xn + i, 2 * kLanes * sizeof(T));
-    const Vf e0 = exp_nonpos(load(x + i) - vm), e1 = exp_nonpos(load(x + i + kLanes) - vm);
-    s0 = s0 + e0;
-    s1 = s1 + e1;
-    if (keep) {
-      store(scratch + i, e0);
-      store(scratch + i + kLanes, e1);
-    }
+  return reduce_max(max(m0, m1));
+}
+
+// E with the exps kept in `e` (e == nullptr: sum only).
+template <class T>
+inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0, Vf& s1) {
+  const Vf e0 = exp_nonpos(load(x + i) - vm), e1 = exp_nonpos(load(x + i + kLanes) - vm);
+  s0 = s0 + e0;
+  s1 = s1 + e1;
+  if (e) {
+    store(e + i, e0);
+    store(e + i + kLanes, e1);
   }
+}
+template <class T>
+inline float exp_finish(const T* x, float* e, int64_t i, int64_t n, Vf vm, Vf s0, Vf s1) {
   for (; i + kLanes <= n; i += kLanes) {
-    const Vf e = exp_nonpos(load(x + i) - vm);
-    s0 = s0 + e;
-    if (keep) store(scratch + i, e);
+    const Vf v = exp_nonpos(load(x + i) - vm);
+    s0 = s0 + v;
+    if (e) store(e + i, v);
   }
   if (i < n) {
     const int r = static_cast<int>(n - i);
-    const Vf e = pad_n(exp_nonpos(load_n(x + i, r) - vm), r, 0.0f);
-    s1 = s1 + e;
-    if (keep) store_n(scratch + i, e, r);
+    const Vf v = pad_n(exp_nonpos(load_n(x + i, r) - vm), r, 0.0f);
+    s1 = s1 + v;
+    if (e) store_n(e + i, v, r);
   }
-  const float sum = reduce_add(s0 + s1);
-  // Pass 3: write y.
+  return reduce_add(s0 + s1);
+}
+
+// W from the kept exps.
+template <bool NT, class T>
+inline void write_pair(const float* e, T* y, int64_t i, Vf inv) {
+  put<NT>(y + i, load(e + i) * inv);
+  put<NT>(y + i + kLanes, load(e + i + kLanes) * inv);
+}
+template <bool NT, class T>
+inline void write_finish(const float* e, T* y, int64_t i, int64_t n, Vf inv) {
+  for (; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(e + i) * inv);
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    store_n(y + i, load_n(e + i, r) * inv, r);
+  }
+}
+
+inline int64_t pairs_end(int64_t n) { return n / (2 * kLanes) * (2 * kLanes); }
+
+// One row without a scratch (log_softmax, rows longer than kScratch): M, E
+// (sum only), then W recomputing from x. `xn` (nullable) is prefetched.
+template <bool NT, class T>
+void row(const T* x, T* y, int64_t n, bool log, const T* xn) {
+  const int64_t n2 = pairs_end(n);
+  Vf m0 = set1(kNegInf), m1 = m0;
+  for (int64_t i = 0; i < n2; i += 2 * kLanes) max_pair(x, i, m0, m1);
+  const float mx = max_finish(x, n2, n, m0, m1);
+  const Vf vm = set1(mx);
+  Vf s0 = zero(), s1 = zero();
+  for (int64_t i = 0; i < n2; i += 2 * kLanes) {
+    if (xn && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(xn + i, 2 * kLanes * sizeof(T));
+    exp_pair(x, static_cast<float*>(nullptr), i, vm, s0, s1);
+  }
+  const float sum = exp_finish(x, static_cast<float*>(nullptr), n2, n, vm, s0, s1);
+  int64_t i = 0;
   if (log) {
     const Vf c = set1(mx + std::log(sum));
-    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(x + i) - c);
+    for (; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(x + i) - c);
     if (i < n) {
       const int r = static_cast<int>(n - i);
       store_n(y + i, load_n(x + i, r) - c, r);
@@ -123,17 +167,76 @@ void row(const T* x, T* y, int64_t n, bool log, float* scratch, const T* xn) {
     return;
   }
   const Vf inv = set1(1.0f / sum);
-  if (keep) {
-    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(scratch + i) * inv);
-    if (i < n) {
-      const int r = static_cast<int>(n - i);
-      store_n(y + i, load_n(scratch + i, r) * inv, r);
-    }
-  } else {
-    for (i = 0; i + kLanes <= n; i += kLanes) put<NT>(y + i, exp_nonpos(load(x + i) - vm) * inv);
-    if (i < n) {
-      const int r = static_cast<int>(n - i);
-      store_n(y + i, exp_nonpos(load_n(x + i, r) - vm) * inv, r);
+  for (; i + kLanes <= n; i += kLanes) put<NT>(y + i, exp_nonpos(load(x + i) - vm) * inv);
+  if (i < n) {
+    const int r = static_cast<int>(n - i);
+    store_n(y + i, exp_nonpos(load_n(x + i, r) - vm) * inv, r);
+  }
+}
+
+// One step of the row pipeline: M of one row (xm), E of the next older row
+// (xe, exps into se) and W of the row before that (from sw into y), in one
+// walk over the columns, so each row's reduction latency hides behind the
+// other stages and M's loads from memory overlap E's arithmetic.
+template <bool NT, class T, bool M, bool E, bool W>
+void pipe_step(int64_t n, const T* xm, float* mx, const T* xe, float* se, Vf vme, float* sum,
+               const float* sw, T* y, Vf inv, const T* pf) {
+  Vf m0 = set1(kNegInf), m1 = m0, s0 = zero(), s1 = zero();
+  const int64_t n2 = pairs_end(n);
+  for (int64_t i = 0; i < n2; i += 2 * kLanes) {
+    if (pf && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(pf + i, 2 * kLanes * sizeof(T));
+    if constexpr (M) max_pair(xm, i, m0, m1);
+    if constexpr (E) exp_pair(xe, se, i, vme, s0, s1);
+    if constexpr (W) write_pair<NT>(sw, y, i, inv);
+  }
+  if constexpr (M) *mx = max_finish(xm, n2, n, m0, m1);
+  if constexpr (E) *sum = exp_finish(xe, se, n2, n, vme, s0, s1);
+  if constexpr (W) write_finish<NT>(sw, y, n2, n, inv);
+}
+
+// Softmax of rows [b, e) of length n <= kScratch; step a does M of row a+2,
+// E of row a+1 and W of row a. `scratch` holds 2 * kScratch floats.
+template <bool NT, class T>
+void rows_pipelined(const T* x, T* y, int64_t n, int64_t b, int64_t e, float* scratch) {
+  float mx[3] = {}, sum[2] = {};
+  for (int64_t a = b - 2; a < e; ++a) {
+    const int64_t rm = a + 2, re = a + 1, rw = a;
+    const bool M = rm < e, E = re >= b && re < e, W = rw >= b;
+    // M reads row rm; rows three ahead of it are prefetched meanwhile.
+    const T* xm = M ? x + rm * n : nullptr;
+    const T* pf = M && rm + 3 < e ? x + (rm + 3) * n : nullptr;
+    const T* xe = E ? x + re * n : nullptr;
+    float* se = E ? scratch + (re & 1) * kScratch : nullptr;
+    const float* sw = W ? scratch + (rw & 1) * kScratch : nullptr;
+    T* yw = W ? y + rw * n : nullptr;
+    const Vf vme = set1(E ? mx[re % 3] : 0.0f);
+    const Vf inv = set1(W ? 1.0f / sum[rw & 1] : 0.0f);
+    float* mo = &mx[rm % 3];
+    float* so = &sum[(re & 1)];
+    switch ((M ? 4 : 0) | (E ? 2 : 0) | (W ? 1 : 0)) {
+      case 7:
+        pipe_step<NT, T, true, true, true>(n, xm, mo, xe, se, vme, so, sw, yw, inv, pf);
+        break;
+      case 6:
+        pipe_step<NT, T, true, true, false>(n, xm, mo, xe, se, vme, so, sw, yw, inv, pf);
+        break;
+      case 5:
+        pipe_step<NT, T, true, false, true>(n, xm, mo, xe, se, vme, so, sw, yw, inv, pf);
+        break;
+      case 4:
+        pipe_step<NT, T, true, false, false>(n, xm, mo, xe, se, vme, so, sw, yw, inv, pf);
+        break;
+      case 3:
+        pipe_step<NT, T, false, true, true>(n, xm, mo, xe, se, vme, so, sw, yw, inv, pf);
+        break;
+      case 2:
+        pipe_step<NT, T, false, true, false>(n, xm, mo, xe, se, vme, so, sw, yw, inv, pf);
+        break;
+      case 1:
+        pipe_step<NT, T, false, false, true>(n, xm, mo, xe, se, vme, so, sw, yw, inv, pf);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -222,15 +325,23 @@ void run_typed(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool l
     const bool nt = std::is_same_v<T, float> && kLanes > 1 &&
                     reinterpret_cast<uintptr_t>(y) % 64 == 0 && n % 16 == 0 &&
                     outer * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+    const bool pipe = !log && n <= kScratch;
     parallel_for(outer, grain, [&](int64_t b, int64_t e) {
-      alignas(64) float scratch[kScratch];
-      for (int64_t r = b; r < e; ++r) {
-        // Three rows ahead: one row of compute is shorter than a DRAM round trip.
-        const T* xn = r + 3 < e ? x + (r + 3) * n : nullptr;
+      if (pipe) {
+        alignas(64) float scratch[2 * kScratch];
         if (nt)
-          row<true>(x + r * n, y + r * n, n, log, scratch, xn);
+          rows_pipelined<true>(x, y, n, b, e, scratch);
         else
-          row<false>(x + r * n, y + r * n, n, log, scratch, xn);
+          rows_pipelined<false>(x, y, n, b, e, scratch);
+      } else {
+        for (int64_t r = b; r < e; ++r) {
+          // Three rows ahead: one row of compute is shorter than a DRAM round trip.
+          const T* xn = r + 3 < e ? x + (r + 3) * n : nullptr;
+          if (nt)
+            row<true>(x + r * n, y + r * n, n, log, xn);
+          else
+            row<false>(x + r * n, y + r * n, n, log, xn);
+        }
       }
       if (nt) store_fence();
     });
