@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
 #include "ops/norm/norm_util.h"
@@ -130,21 +131,13 @@ std::vector<CheckCase> cases(Form f, DType t) {
   return cs;
 }
 
-CheckCase bench_case(Form f, const char* op, const std::map<std::string, std::string>& kv,
+CheckCase bench_case(Form f, const std::string& op, const std::map<std::string, std::string>& kv,
                      DType t) {
-  int64_t n = 2, c = 512, hw = 64 * 64, groups = 32;
-  for (const auto& [k, v] : kv) {
-    if (k == "n")
-      n = std::stoll(v);
-    else if (k == "c")
-      c = std::stoll(v);
-    else if (k == "hw")
-      hw = std::stoll(v);
-    else if (k == "groups" && (f == Form::group || f == Form::group_silu))
-      groups = std::stoll(v);
-    else
-      throw Error(op, "--case key '" + k + "'", "n, c, hw or groups", "'" + k + "'");
-  }
+  ops::CaseKeys keys(op, kv);
+  const int64_t n = keys.i("n", 2), c = keys.i("c", 512), hw = keys.i("hw", 64 * 64);
+  const bool grouped = f == Form::group || f == Form::group_silu;
+  const int64_t groups = grouped ? keys.i("groups", 32) : 32;
+  keys.done();
   CheckCase cc{
       "bench", {TensorDesc(t, {n, c, hw})}, {}, {{-3, 3}, {-2, 2}, {-2, 2}, {-1, 1}, {0.1, 2}}};
   for (int i = 0; i < (f == Form::batch ? 4 : 2); ++i) cc.inputs.push_back(TensorDesc(t, {c}));
@@ -179,30 +172,12 @@ void add_channel_op(Registry& reg, const ChannelDef& d) {
     s.attrs.push_back(
         {"num_groups", AttrType::i64, std::nullopt, "groups of C / num_groups channels"});
   s.attrs.push_back({"eps", AttrType::f64, 1e-5, "added to the variance"});
-  s.dtypes = ops::kFloatDTypes;
-  s.infer = [f](const OpCall& call) { return infer(call, f); };
-  s.reference = [f](const OpCall& call, const std::vector<RefTensor>& in,
-                    std::vector<RefTensor>& out) { reference(call, f, in, out); };
-  s.cases = [f](DType t) { return cases(f, t); };
-  s.tolerance = [](DType t) {
-    if (t == DType::f32) return Tolerance{1e-5, 2e-5};
-    return default_tolerance(t);
-  };
-  s.bench_case = [f, name = d.name](const std::map<std::string, std::string>& kv, DType t) {
-    return bench_case(f, name, kv, t);
-  };
-  s.cost = io_cost;
+  set_norm_schema(s, f, infer, reference, cases, bench_case);
   reg.add_op(std::move(s));
 
-  int priority = 30;
-  for (const IsaFns& k : isa_fns()) {
-    KernelDesc kd;
-    kd.name = std::string(d.name) + "_" + isa_name(k.isa);
-    kd.isa = k.isa;
-    kd.dtypes = ops::kFloatDTypes;
-    kd.priority = priority -= 10;
-    kd.create = simple_kernel(
-        [f, fn = k.fns.channels](const OpCall& call, const Tensor* in, Tensor* out, void* ws) {
+  ops::add_isa_kernels(reg, d.name, isa_fns(), [f](const Fns& fns, Isa) {
+    return simple_kernel(
+        [f, fn = fns.channels](const OpCall& call, const Tensor* in, Tensor* out, void* ws) {
           const Geom g = geom(call, f);
           float* gamma = static_cast<float*>(ws);
           float* beta = gamma + floats_bytes(g.c) / sizeof(float);
@@ -248,8 +223,7 @@ void add_channel_op(Registry& reg, const ChannelDef& d) {
         [f](const OpCall& call) {
           return (f == Form::batch ? 4 : 2) * floats_bytes(geom(call, f).c);
         });
-    reg.add_kernel(d.name, std::move(kd));
-  }
+  });
 }
 
 }  // namespace

@@ -53,9 +53,7 @@ void io_cost(const OpCall& call, double* bytes, double* flops) {
   *flops = 0;
 }
 
-std::vector<IsaFns> isa_fns() {
-  return {{Isa::avx512, fns_avx512()}, {Isa::avx2, fns_avx2()}, {Isa::scalar, fns_scalar()}};
-}
+ops::PerIsa<Fns> isa_fns() { return {fns_avx512(), fns_avx2(), fns_scalar()}; }
 
 }  // namespace norm
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
 #include "ops/norm/norm_util.h"
@@ -200,20 +201,12 @@ std::vector<CheckCase> cases(Form f, DType t) {
   return cs;
 }
 
-CheckCase bench_case(Form f, const char* op, const std::map<std::string, std::string>& kv,
+CheckCase bench_case(Form f, const std::string& op, const std::map<std::string, std::string>& kv,
                      DType t) {
-  int64_t rows = 16384, cols = 1024, b = 1;
-  for (const auto& [k, v] : kv) {
-    if (k == "rows")
-      rows = std::stoll(v);
-    else if (k == "cols")
-      cols = std::stoll(v);
-    else if (k == "b" && f == Form::ada)
-      b = std::stoll(v);
-    else
-      throw Error(op, "--case key '" + k + "'",
-                  f == Form::ada ? "rows (L), cols (D) or b" : "rows or cols", "'" + k + "'");
-  }
+  ops::CaseKeys keys(op, kv);
+  const int64_t rows = keys.i("rows", 16384), cols = keys.i("cols", 1024),
+                b = f == Form::ada ? keys.i("b", 1) : 1;
+  keys.done();
   const TensorDesc x =
       f == Form::ada ? TensorDesc(t, {b, rows, cols}) : TensorDesc(t, {rows, cols});
   CheckCase c{"bench", case_inputs(f, t, x, -1, true, true), {}, {}};
@@ -254,30 +247,12 @@ void add_row_op(Registry& reg, const RowDef& d) {
   if (f != Form::ada)
     s.attrs.push_back({"axis", AttrType::i64, int64_t{-1}, "normalise over dims [axis, rank)"});
   s.attrs.push_back({"eps", AttrType::f64, d.eps, "added to the variance (mean square for rms)"});
-  s.dtypes = ops::kFloatDTypes;
-  s.infer = [f](const OpCall& call) { return infer(call, f); };
-  s.reference = [f](const OpCall& call, const std::vector<RefTensor>& in,
-                    std::vector<RefTensor>& out) { reference(call, f, in, out); };
-  s.cases = [f](DType t) { return cases(f, t); };
-  s.tolerance = [](DType t) {
-    if (t == DType::f32) return Tolerance{1e-5, 2e-5};
-    return default_tolerance(t);
-  };
-  s.bench_case = [f, name = d.name](const std::map<std::string, std::string>& kv, DType t) {
-    return bench_case(f, name, kv, t);
-  };
-  s.cost = io_cost;
+  set_norm_schema(s, f, infer, reference, cases, bench_case);
   reg.add_op(std::move(s));
 
-  int priority = 30;
-  for (const IsaFns& k : isa_fns()) {
-    KernelDesc kd;
-    kd.name = std::string(d.name) + "_" + isa_name(k.isa);
-    kd.isa = k.isa;
-    kd.dtypes = ops::kFloatDTypes;
-    kd.priority = priority -= 10;
-    kd.create = simple_kernel(
-        [f, fn = k.fns.rows](const OpCall& call, const Tensor* in, Tensor* out, void* ws) {
+  ops::add_isa_kernels(reg, d.name, isa_fns(), [f](const Fns& fns, Isa) {
+    return simple_kernel(
+        [f, fn = fns.rows](const OpCall& call, const Tensor* in, Tensor* out, void* ws) {
           const Slots sl = slots(f);
           const Geom g = geom(call, f);
           const int64_t np = g.blocks * g.cols;
@@ -317,8 +292,7 @@ void add_row_op(Registry& reg, const RowDef& d) {
           const Geom g = geom(call, f);
           return 2 * floats_bytes(g.blocks * g.cols);
         });
-    reg.add_kernel(d.name, std::move(kd));
-  }
+  });
 }
 
 }  // namespace

@@ -15,12 +15,13 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/isa_kernels.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
 
@@ -186,40 +187,17 @@ std::vector<CheckCase> reduce_cases(DType t, Kind kind) {
   return cs;
 }
 
-std::vector<int64_t> parse_ints(const std::string& v, char sep, const char* key) {
-  std::vector<int64_t> r;
-  std::stringstream ss(v);
-  std::string d;
-  while (std::getline(ss, d, sep)) {
-    char* end = nullptr;
-    const long long x = std::strtoll(d.c_str(), &end, 10);
-    if (d.empty() || *end != '\0')
-      throw Error("bench", key, "integers separated by '" + std::string(1, sep) + "'",
-                  "'" + v + "'");
-    r.push_back(x);
-  }
-  return r;
-}
-
 // `opsnn bench --case shape=AxBxC[,axes=1:2][,keepdims=0]` (argmax: axis=N).
-CheckCase reduce_bench_case(const std::map<std::string, std::string>& kv, DType t, bool arg) {
+CheckCase reduce_bench_case(const std::string& op, const std::map<std::string, std::string>& kv,
+                            DType t, bool arg) {
+  ops::CaseKeys keys(op, kv);
   CheckCase c;
   c.name = "bench";
-  Shape shape = {int64_t{1} << 24};
-  for (const auto& [k, v] : kv) {
-    if (k == "shape")
-      shape = parse_ints(v, 'x', "shape");
-    else if (k == "keepdims")
-      c.attrs.set("keepdims", parse_ints(v, ',', "keepdims").at(0));
-    else if (k == "axes" && !arg)
-      c.attrs.set("axes", parse_ints(v, ':', "axes"));
-    else if (k == "axis" && arg)
-      c.attrs.set("axis", parse_ints(v, ',', "axis").at(0));
-    else
-      throw Error("bench", "--case",
-                  arg ? "keys shape, axis, keepdims" : "keys shape, axes (a:b), keepdims",
-                  "'" + k + "'");
-  }
+  const Shape shape = keys.dims("shape", {int64_t{1} << 24});
+  if (keys.has("keepdims")) c.attrs.set("keepdims", keys.i("keepdims", 1));
+  if (arg && keys.has("axis")) c.attrs.set("axis", keys.i("axis", 0));
+  if (!arg && keys.has("axes")) c.attrs.set("axes", keys.ints("axes", ':', {}));
+  keys.done();
   c.inputs = {TensorDesc(t, shape)};
   c.ranges = {{-1, 1}};
   return c;
@@ -287,36 +265,25 @@ void add_reduce(Registry& r, const ReduceDef& d) {
       for (double& v : y) v /= static_cast<double>(nred);
   };
   s.cases = [kind = d.kind](DType t) { return reduce_cases(t, kind); };
-  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    return reduce_bench_case(kv, t, false);
+  s.bench_case = [name = std::string(d.name)](const std::map<std::string, std::string>& kv,
+                                              DType t) {
+    return reduce_bench_case(name, kv, t, false);
   };
   r.add_op(std::move(s));
 
-  struct IsaKernel {
-    Isa isa;
-    reduce::RunFn fn;
-  };
-  const IsaKernel isas[] = {{Isa::avx512, reduce::run_avx512()},
-                            {Isa::avx2, reduce::run_avx2()},
-                            {Isa::scalar, reduce::run_scalar()}};
-  int priority = 30;
-  for (const IsaKernel& ik : isas) {
-    KernelDesc k;
-    k.name = std::string(d.name) + "_" + isa_name(ik.isa);
-    k.isa = ik.isa;
-    k.dtypes = ops::kFloatDTypes;
-    k.priority = priority -= 10;
-    k.create = [fn = ik.fn, kind = d.kind](const OpCall& call,
-                                           std::string* why) -> std::unique_ptr<KernelInstance> {
-      reduce::Plan plan = reduce::make_plan(call.in(0).shape, reduced_axes(call));
-      if (plan.kdims.size() > reduce::kMaxGroups || plan.rdims.size() > reduce::kMaxGroups) {
-        if (why) *why = "more than 32 alternating kept/reduced axis groups";
-        return nullptr;
-      }
-      return std::make_unique<ReduceKernel>(kind, fn, std::move(plan));
-    };
-    r.add_kernel(d.name, std::move(k));
-  }
+  ops::add_isa_kernels(
+      r, d.name,
+      ops::PerIsa<reduce::RunFn>{reduce::run_avx512(), reduce::run_avx2(), reduce::run_scalar()},
+      [kind = d.kind](reduce::RunFn fn, Isa) {
+        return [fn, kind](const OpCall& call, std::string* why) -> std::unique_ptr<KernelInstance> {
+          reduce::Plan plan = reduce::make_plan(call.in(0).shape, reduced_axes(call));
+          if (plan.kdims.size() > reduce::kMaxGroups || plan.rdims.size() > reduce::kMaxGroups) {
+            if (why) *why = "more than 32 alternating kept/reduced axis groups";
+            return nullptr;
+          }
+          return std::make_unique<ReduceKernel>(kind, fn, std::move(plan));
+        };
+      });
 }
 
 // ---- argmax ------------------------------------------------------------------
@@ -426,35 +393,24 @@ void add_argmax(Registry& r) {
   };
   s.cases = argmax_cases;
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    return reduce_bench_case(kv, t, true);
+    return reduce_bench_case("argmax", kv, t, true);
   };
   r.add_op(std::move(s));
 
-  struct IsaKernel {
-    Isa isa;
-    reduce::ArgmaxFn fn;
-  };
-  const IsaKernel isas[] = {{Isa::avx512, reduce::argmax_avx512()},
-                            {Isa::avx2, reduce::argmax_avx2()},
-                            {Isa::scalar, reduce::argmax_scalar()}};
-  int priority = 30;
-  for (const IsaKernel& ik : isas) {
-    KernelDesc k;
-    k.name = std::string("argmax_") + isa_name(ik.isa);
-    k.isa = ik.isa;
-    k.dtypes = ops::kFloatDTypes;
-    k.priority = priority -= 10;
-    k.create = [fn = ik.fn](const OpCall& call,
-                            std::string* why) -> std::unique_ptr<KernelInstance> {
-      const ArgmaxGeom g = argmax_geom(call);
-      if (g.n >= (int64_t{1} << 24)) {  // lane indices are held exactly in f32
-        if (why) *why = "axis longer than 2^24 (indices kept in f32 lanes)";
-        return nullptr;
-      }
-      return std::make_unique<ArgmaxKernel>(fn, g);
-    };
-    r.add_kernel("argmax", std::move(k));
-  }
+  ops::add_isa_kernels(r, "argmax",
+                       ops::PerIsa<reduce::ArgmaxFn>{reduce::argmax_avx512(), reduce::argmax_avx2(),
+                                                     reduce::argmax_scalar()},
+                       [](reduce::ArgmaxFn fn, Isa) {
+                         return [fn](const OpCall& call,
+                                     std::string* why) -> std::unique_ptr<KernelInstance> {
+                           const ArgmaxGeom g = argmax_geom(call);
+                           if (g.n >= (int64_t{1} << 24)) {  // lane indices are held exactly in f32
+                             if (why) *why = "axis longer than 2^24 (indices kept in f32 lanes)";
+                             return nullptr;
+                           }
+                           return std::make_unique<ArgmaxKernel>(fn, g);
+                         };
+                       });
 }
 
 }  // namespace

@@ -971,6 +971,15 @@ void gather_ref(const OpCall& c, const std::vector<RefTensor>& in, std::vector<R
     }
 }
 
+// gather / embedding: output written + indices read + the rows read.
+void gather_cost(const OpCall& call, double* bytes, double* flops) {
+  const TensorDesc& y = call.outputs.at(0);
+  const TensorDesc& idx = call.in(1);
+  *bytes = 2.0 * static_cast<double>(y.numel()) * static_cast<double>(dtype_size(y.dtype)) +
+           static_cast<double>(idx.numel()) * static_cast<double>(dtype_size(idx.dtype));
+  *flops = 0;
+}
+
 void add_gather(Registry& r) {
   OpSchema s;
   s.name = "gather";
@@ -1034,6 +1043,9 @@ void add_gather(Registry& r) {
     c.ranges = {{}, {0, static_cast<double>(dim - 1), true}};
     return c;
   };
+  // Bytes moved: the output written, the indices read and the selected
+  // slices read (as many bytes as the output; the rest of x is never touched).
+  s.cost = gather_cost;
   r.add_op(std::move(s));
   add_move_kernels(r, "gather", gather_kernel, true);
 }
@@ -1083,6 +1095,9 @@ void add_embedding(Registry& r) {
     c.ranges = {{}, {0, static_cast<double>(V - 1), true}};
     return c;
   };
+  // Bytes moved: the output written, the indices read and the selected
+  // slices read (as many bytes as the output; the rest of x is never touched).
+  s.cost = gather_cost;
   r.add_op(std::move(s));
   add_move_kernels(r, "embedding", embedding_kernel, true);
 }

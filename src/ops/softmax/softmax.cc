@@ -9,8 +9,10 @@
 #include <string>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/isa_kernels.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
 
@@ -93,17 +95,10 @@ std::vector<CheckCase> cases(DType t) {
 }
 
 CheckCase bench_case(const std::string& op, const std::map<std::string, std::string>& kv, DType t) {
-  int64_t rows = 16384, cols = 1024, axis = -1;
-  for (const auto& [k, v] : kv) {
-    if (k == "rows")
-      rows = std::stoll(v);
-    else if (k == "cols")
-      cols = std::stoll(v);
-    else if (k == "axis")
-      axis = std::stoll(v);
-    else
-      throw Error(op, "--case key '" + k + "'", "rows, cols or axis", "'" + k + "'");
-  }
+  ops::CaseKeys keys(op, kv);
+  const int64_t rows = keys.i("rows", 16384), cols = keys.i("cols", 1024),
+                axis = keys.i("axis", -1);
+  keys.done();
   return {"bench", {TensorDesc(t, {rows, cols})}, {{"axis", axis}}, {ValueRange{-8, 8}}};
 }
 
@@ -139,29 +134,19 @@ void add_op(Registry& r, const std::string& name, const std::string& doc) {
   };
   r.add_op(std::move(s));
 
-  struct IsaKernel {
-    Isa isa;
-    softmax::RunFn fn;
-  };
-  const IsaKernel isas[] = {{Isa::avx512, softmax::run_avx512()},
-                            {Isa::avx2, softmax::run_avx2()},
-                            {Isa::scalar, softmax::run_scalar()}};
-  int priority = 30;
-  for (const IsaKernel& ik : isas) {
-    KernelDesc k;
-    k.name = name + "_" + isa_name(ik.isa);
-    k.isa = ik.isa;
-    k.dtypes = ops::kFloatDTypes;
-    k.priority = priority -= 10;
-    k.create = simple_kernel(
-        [fn = ik.fn, log = name == "log_softmax"](const OpCall& call, const Tensor* in, Tensor* out,
-                                                  void*) {
-          const Split p = split_at(call.in(0).shape, axis_of(call));
-          fn(in[0].dtype(), in[0].data(), out[0].data(), p.outer, p.n, p.inner, log);
-        },
-        nullptr);
-    r.add_kernel(name, std::move(k));
-  }
+  const bool log = name == "log_softmax";
+  ops::add_isa_kernels(r, name,
+                       ops::PerIsa<softmax::RunFn>{softmax::run_avx512(), softmax::run_avx2(),
+                                                   softmax::run_scalar()},
+                       [log](softmax::RunFn fn, Isa) {
+                         return simple_kernel(
+                             [fn, log](const OpCall& call, const Tensor* in, Tensor* out, void*) {
+                               const Split p = split_at(call.in(0).shape, axis_of(call));
+                               fn(in[0].dtype(), in[0].data(), out[0].data(), p.outer, p.n, p.inner,
+                                  log);
+                             },
+                             nullptr);
+                       });
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/isa_kernels.h"
 #include "opsnn/op.h"
 
 namespace opsnn {
@@ -130,25 +131,14 @@ void add_gated(Registry& r, const std::string& name) {
     };
   r.add_op(std::move(s));
 
-  struct IsaKernel {
-    Isa isa;
-    gated::RunFn fn;
-  };
-  const IsaKernel isas[] = {{Isa::avx512, gated::run_avx512()},
-                            {Isa::avx2, gated::run_avx2()},
-                            {Isa::scalar, gated::run_scalar()}};
-  int priority = 30;
-  for (const IsaKernel& ik : isas) {
-    KernelDesc k;
-    k.name = name + "_" + isa_name(ik.isa);
-    k.isa = ik.isa;
-    k.dtypes = ops::kFloatDTypes;
-    k.priority = priority -= 10;
-    k.create = [fn = ik.fn](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
-      return std::make_unique<GatedKernel>(call, fn);
-    };
-    r.add_kernel(name, std::move(k));
-  }
+  ops::add_isa_kernels(
+      r, name,
+      ops::PerIsa<gated::RunFn>{gated::run_avx512(), gated::run_avx2(), gated::run_scalar()},
+      [](gated::RunFn fn, Isa) {
+        return [fn](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+          return std::make_unique<GatedKernel>(call, fn);
+        };
+      });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/isa_kernels.h"
 #include "opsnn/op.h"
 
 namespace opsnn {
@@ -165,28 +166,17 @@ void add_unary(Registry& r, const UnaryDef& d) {
   };
   r.add_op(std::move(s));
 
-  struct IsaKernel {
-    Isa isa;
-    unary::RunFn fn;
-  };
-  const IsaKernel isas[] = {{Isa::avx512, unary::run_avx512()},
-                            {Isa::avx2, unary::run_avx2()},
-                            {Isa::scalar, unary::run_scalar()}};
-  int priority = 30;
-  for (const IsaKernel& ik : isas) {
-    KernelDesc k;
-    k.name = std::string(d.name) + "_" + isa_name(ik.isa);
-    k.isa = ik.isa;
-    k.dtypes = ops::kFloatDTypes;
-    k.priority = priority -= 10;
-    k.create = simple_kernel(
-        [fn = ik.fn, base = d.kind](const OpCall& call, const Tensor* in, Tensor* out, void*) {
-          fn(kind_of(call, base), in[0].dtype(), in[0].data(), out[0].data(), in[0].numel(),
-             params_of(call));
-        },
-        nullptr);
-    r.add_kernel(d.name, std::move(k));
-  }
+  ops::add_isa_kernels(
+      r, d.name,
+      ops::PerIsa<unary::RunFn>{unary::run_avx512(), unary::run_avx2(), unary::run_scalar()},
+      [base = d.kind](unary::RunFn fn, Isa) {
+        return simple_kernel(
+            [fn, base](const OpCall& call, const Tensor* in, Tensor* out, void*) {
+              fn(kind_of(call, base), in[0].dtype(), in[0].data(), out[0].data(), in[0].numel(),
+                 params_of(call));
+            },
+            nullptr);
+      });
 }
 
 }  // namespace

@@ -8,12 +8,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/isa_kernels.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
 
@@ -73,28 +74,14 @@ class BinaryKernel : public KernelInstance {
   ops::BroadcastPlan plan_;
 };
 
-// "AxBxC" -> {A, B, C}; "" -> {} (a scalar).
-Shape parse_dims(const std::string& v, const char* key) {
-  Shape sh;
-  std::stringstream ss(v);
-  std::string d;
-  while (std::getline(ss, d, 'x')) {
-    char* end = nullptr;
-    const long long x = std::strtoll(d.c_str(), &end, 10);
-    if (d.empty() || *end != '\0') throw Error("bench", key, "dims like 64x1000", "'" + v + "'");
-    sh.push_back(x);
-  }
-  return sh;
-}
-
 // `opsnn bench --case shape=AxB[,b=CxD]`: a has `shape`, b has `b` (default
 // the same shape), e.g. shape=64x4096,b=4096 or shape=8x320x64x64,b=1x320x1x1.
-CheckCase binary_bench_case(const std::map<std::string, std::string>& kv, DType t) {
-  Shape a = {int64_t{1} << 24};
-  for (const auto& [k, v] : kv)
-    if (k != "shape" && k != "b") throw Error("bench", "--case", "keys shape, b", "'" + k + "'");
-  if (kv.count("shape")) a = parse_dims(kv.at("shape"), "shape");
-  const Shape b = kv.count("b") ? parse_dims(kv.at("b"), "b") : a;
+CheckCase binary_bench_case(const std::string& op, const std::map<std::string, std::string>& kv,
+                            DType t) {
+  ops::CaseKeys keys(op, kv);
+  const Shape a = keys.dims("shape", {int64_t{1} << 24});
+  const Shape b = keys.dims("b", a);
+  keys.done();
   CheckCase c;
   c.name = "bench";
   c.inputs = {TensorDesc(t, a), TensorDesc(t, b)};
@@ -174,29 +161,19 @@ void add_binary(Registry& r, const BinaryDef& d) {
     }
     return cs;
   };
-  s.bench_case = binary_bench_case;
+  s.bench_case = [name = std::string(d.name)](const std::map<std::string, std::string>& kv,
+                                              DType t) { return binary_bench_case(name, kv, t); };
   r.add_op(std::move(s));
 
-  struct IsaKernel {
-    Isa isa;
-    binary::RunFn fn;
-  };
-  const IsaKernel isas[] = {{Isa::avx512, binary::run_avx512()},
-                            {Isa::avx2, binary::run_avx2()},
-                            {Isa::scalar, binary::run_scalar()}};
-  int priority = 30;
-  for (const IsaKernel& ik : isas) {
-    KernelDesc k;
-    k.name = std::string(d.name) + "_bcast_" + isa_name(ik.isa);
-    k.isa = ik.isa;
-    k.dtypes = ops::kFloatDTypes;
-    k.priority = priority -= 10;
-    k.create = [fn = ik.fn, kind = d.kind](const OpCall& call,
-                                           std::string*) -> std::unique_ptr<KernelInstance> {
-      return std::make_unique<BinaryKernel>(call, kind, fn);
-    };
-    r.add_kernel(d.name, std::move(k));
-  }
+  ops::add_isa_kernels(
+      r, d.name,
+      ops::PerIsa<binary::RunFn>{binary::run_avx512(), binary::run_avx2(), binary::run_scalar()},
+      [kind = d.kind](binary::RunFn fn, Isa) {
+        return [fn, kind](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+          return std::make_unique<BinaryKernel>(call, kind, fn);
+        };
+      },
+      std::string(d.name) + "_bcast_");
 }
 
 }  // namespace

@@ -3,12 +3,13 @@
 
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/isa_kernels.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
 
@@ -65,14 +66,9 @@ std::vector<CheckCase> where_cases(DType t) {
 
 // `opsnn bench --op where --case shape=AxB`: cond (bool), a and b all of `shape`.
 CheckCase where_bench_case(const std::map<std::string, std::string>& kv, DType t) {
-  Shape sh = {int64_t{1} << 24};
-  for (const auto& [k, v] : kv) {
-    if (k != "shape") throw Error("bench", "--case", "key shape", "'" + k + "'");
-    sh.clear();
-    std::stringstream ss(v);
-    std::string d;
-    while (std::getline(ss, d, 'x')) sh.push_back(std::stoll(d));
-  }
+  ops::CaseKeys keys("where", kv);
+  const Shape sh = keys.dims("shape", {int64_t{1} << 24});
+  keys.done();
   CheckCase c;
   c.name = "bench";
   c.inputs = {TensorDesc(DType::boolean, sh), TensorDesc(t, sh), TensorDesc(t, sh)};
@@ -116,25 +112,15 @@ void register_where_ops(Registry& r) {
   s.bench_case = where_bench_case;
   r.add_op(std::move(s));
 
-  struct IsaKernel {
-    Isa isa;
-    where::RunFn fn;
-  };
-  const IsaKernel isas[] = {{Isa::avx512, where::run_avx512()},
-                            {Isa::avx2, where::run_avx2()},
-                            {Isa::scalar, where::run_scalar()}};
-  int priority = 30;
-  for (const IsaKernel& ik : isas) {
-    KernelDesc k;
-    k.name = std::string("where_bcast_") + isa_name(ik.isa);
-    k.isa = ik.isa;
-    k.dtypes = ops::kFloatDTypes;
-    k.priority = priority -= 10;
-    k.create = [fn = ik.fn](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
-      return std::make_unique<WhereKernel>(call, fn);
-    };
-    r.add_kernel("where", std::move(k));
-  }
+  ops::add_isa_kernels(
+      r, "where",
+      ops::PerIsa<where::RunFn>{where::run_avx512(), where::run_avx2(), where::run_scalar()},
+      [](where::RunFn fn, Isa) {
+        return [fn](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+          return std::make_unique<WhereKernel>(call, fn);
+        };
+      },
+      "where_bcast_");
 }
 
 }  // namespace opsnn
