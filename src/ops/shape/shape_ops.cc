@@ -382,6 +382,12 @@ void add_transpose(Registry& r) {
     cs.push_back(cc("strided[33,17]^T", {ops::transposed_desc(t, 33, 17)}, {}));
     cs.push_back(cc("strided[4,5,6]perm2,0,1", {TensorDesc(t, {4, 5, 6}, {70, 14, 2})},
                     {{"perm", V{2, 0, 1}}}));
+    // 16 MiB of f32 and more: the non-temporal tile path (ragged edges too).
+    if (t == DType::f32) {
+      cs.push_back(cc("2d[2048,2049] (streamed)", {TensorDesc(t, {2048, 2049})}, {}));
+      cs.push_back(cc("[4,1024,1040]perm0,2,1 (streamed)", {TensorDesc(t, {4, 1024, 1040})},
+                      {{"perm", V{0, 2, 1}}}));
+    }
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {

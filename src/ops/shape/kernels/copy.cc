@@ -108,6 +108,8 @@ TileFn tile_for(size_t es, const TileKernels& t) {
 }
 
 constexpr int64_t kBlock = 256;  // transpose cache block (elements per side)
+// Transposes of at least this many bytes use TileKernels::tile4_stream.
+constexpr int64_t kStreamBytes = int64_t{16} << 20;
 
 }  // namespace
 
@@ -162,7 +164,11 @@ void strided_copy(size_t es, const Shape& shape, const void* src, const Strides&
           outer.dims.push_back(dims[k]);
           outer.count *= dims[k].n;
         }
-      const TileFn tile = tile_for(es, tiles);
+      TileFn tile = tile_for(es, tiles);
+      // Large 4-byte transposes stream their output (each tile writes whole lines).
+      int64_t total = static_cast<int64_t>(es);
+      for (int64_t n : shape) total *= n;
+      if (es == 4 && tiles.tile4_stream && total >= kStreamBytes) tile = tiles.tile4_stream;
       // Tasks: outer index x block of destination columns (source rows).
       const int64_t qblocks = (in.n + kBlock - 1) / kBlock;
       const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, p.n * kBlock));

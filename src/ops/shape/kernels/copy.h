@@ -21,6 +21,9 @@ using TileFn = void (*)(const void* src, int64_t src_ld, void* dst, int64_t dst_
 struct TileKernels {
   TileFn tile2 = nullptr;  // 2-byte elements
   TileFn tile4 = nullptr;  // 4-byte elements
+  // 4-byte elements written with non-temporal stores (a destination far
+  // larger than the caches); nullptr: use tile4.
+  TileFn tile4_stream = nullptr;
 };
 TileKernels tiles_scalar();
 TileKernels tiles_avx2();

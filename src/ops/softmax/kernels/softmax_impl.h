@@ -2,10 +2,11 @@
 // softmax_{scalar,avx2,avx512}.cc inside their ISA namespace.
 //
 // Numerically stable: the maximum of each row is subtracted before exp.
-// Last axis (inner == 1): one row at a time, three passes over a row that
-// stays in L1 after the first (max; exp and sum; scale). Other axes: chunks
-// of up to kColChunk contiguous columns walk the axis row by row with an
-// online per-column max and sum (two reads of x, contiguous loads).
+// Last axis (inner == 1): rows are software-pipelined in three stages (max;
+// exp and sum into an L1 scratch; scale), see rows_pipelined. Other axes:
+// chunks of up to kColChunk contiguous columns walk the axis row by row with
+// an online per-column max and sum (two reads of x, contiguous loads; the
+// sums are rescaled only when a maximum grows, so mostly one exp a value).
 
 namespace softmax_k {
 
@@ -263,15 +264,12 @@ inline void sty(T* p, int64_t j, int64_t width, Vf v) {
     store_n(p + j, v, static_cast<int>(width - j));
 }
 
-// Rows of the other-axes path handled per visit of the column state: the
-// state is loaded once per kRowBlock rows and kept in registers meanwhile.
-inline constexpr int64_t kRowBlock = 16;
-
 // Softmax over n rows spaced `inner` elements apart, for `width` (<= kColChunk)
-// contiguous columns. Pass 1 walks the rows in order with an online
-// per-column maximum and rescaled sum; pass 2 writes. Each column sees the
-// same operations in the same order whatever the chunking, so results do not
-// depend on the thread count.
+// contiguous columns. Pass 1 walks the rows in order, each row's segment
+// contiguously (one stream through memory; the per-column maximum and sum stay
+// in L1), with an online maximum and rescaled sum; pass 2 writes. Each column
+// sees the same operations in the same order whatever the chunking, so
+// results do not depend on the thread count.
 template <class T>
 void columns(const T* x, T* y, int64_t n, int64_t inner, int64_t width, bool log) {
   alignas(64) float m[kColChunk], s[kColChunk];
@@ -280,20 +278,23 @@ void columns(const T* x, T* y, int64_t n, int64_t inner, int64_t width, bool log
     stc(m, j, width, lowest);
     stc(s, j, width, zero());
   }
-  for (int64_t a0 = 0; a0 < n; a0 += kRowBlock) {
-    const int64_t a1 = std::min(n, a0 + kRowBlock);
+  const int64_t line = 64 / static_cast<int64_t>(sizeof(T));
+  for (int64_t a = 0; a < n; ++a) {
+    const T* xa = x + a * inner;
+    const T* xn = a + 1 < n ? xa + inner : nullptr;
     for (int64_t j = 0; j < width; j += kLanes) {
-      Vf mo = ldc(m, j, width), so = ldc(s, j, width);
-      for (int64_t a = a0; a < a1; ++a) {
-        if (a + kRowBlock < n)
-          __builtin_prefetch(x + (a + kRowBlock) * inner + j);  // the next row block
-        const Vf v = ldc(x + a * inner, j, width);
-        const Vf mn = max(mo, v);  // NaN in v propagates
-        so = fma(so, exp_nonpos(mo - mn), exp_nonpos(v - mn));
-        mo = mn;
+      if (xn && j % line == 0) __builtin_prefetch(xn + j);  // the next row
+      const Vf v = ldc(xa, j, width), mo = ldc(m, j, width);
+      if (any(mo < v)) {
+        // Some lane's maximum grows: rescale the sums. Lanes whose maximum
+        // stays get exp(0) = 1 exactly, i.e. so + exp(v - mo) as below, so
+        // the branch changes the speed, never the result.
+        const Vf mn = max(mo, v);
+        stc(s, j, width, fma(ldc(s, j, width), exp_nonpos(mo - mn), exp_nonpos(v - mn)));
+        stc(m, j, width, mn);
+      } else {  // the common case once the first rows are seen: one exp
+        stc(s, j, width, ldc(s, j, width) + exp_nonpos(v - mo));  // NaN in v: sum NaN
       }
-      stc(m, j, width, mo);
-      stc(s, j, width, so);
     }
   }
   for (int64_t j = 0; j < width; j += kLanes) {
@@ -302,15 +303,14 @@ void columns(const T* x, T* y, int64_t n, int64_t inner, int64_t width, bool log
     else
       stc(s, j, width, set1(1.0f) / ldc(s, j, width));
   }
-  for (int64_t a0 = 0; a0 < n; a0 += kRowBlock) {
-    const int64_t a1 = std::min(n, a0 + kRowBlock);
+  for (int64_t a = 0; a < n; ++a) {
+    const T* xa = x + a * inner;
+    const T* xn = a + 1 < n ? xa + inner : nullptr;
+    T* ya = y + a * inner;
     for (int64_t j = 0; j < width; j += kLanes) {
-      const Vf mv = ldc(m, j, width), sv = ldc(s, j, width);
-      for (int64_t a = a0; a < a1; ++a) {
-        if (a + kRowBlock < n) __builtin_prefetch(x + (a + kRowBlock) * inner + j);
-        const Vf v = ldc(x + a * inner, j, width);
-        sty(y + a * inner, j, width, log ? v - mv : exp_nonpos(v - mv) * sv);
-      }
+      if (xn && j % line == 0) __builtin_prefetch(xn + j);
+      const Vf v = ldc(xa, j, width), mv = ldc(m, j, width);
+      sty(ya, j, width, log ? v - mv : exp_nonpos(v - mv) * ldc(s, j, width));
     }
   }
 }
