@@ -10,6 +10,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/isa_kernels.h"
 #include "ops/index/index.h"
 #include "ops/index/order.h"
 #include "ops/shape/shape_util.h"
@@ -37,30 +38,22 @@ AxisShape axis_shape(const Shape& s, int64_t axis) {
           shape::prod(s, static_cast<size_t>(axis) + 1, s.size())};
 }
 
-struct IsaK {
-  Isa isa;
-  index::Kernels k;
-};
-std::vector<IsaK> isa_kernels() {
-  return {{Isa::avx512, index::kernels_avx512()},
-          {Isa::avx2, index::kernels_avx2()},
-          {Isa::scalar, index::kernels_scalar()}};
-}
+using KernelBody = void (*)(const index::Kernels&, const OpCall&, const Tensor*, Tensor*, void*);
 
-void add_kernels(Registry& r, const std::string& op,
-                 void (*fn)(const index::Kernels&, const OpCall&, const Tensor*, Tensor*)) {
-  int pri = 30;
-  for (const IsaK& ik : isa_kernels()) {
-    KernelDesc k;
-    k.name = op + "_" + isa_name(ik.isa);
-    k.isa = ik.isa;
-    k.dtypes = ops::kFloatDTypes;
-    k.priority = pri -= 10;
-    k.create = simple_kernel([fn, ks = ik.k](const OpCall& c, const Tensor* in, Tensor* out,
-                                             void*) { fn(ks, c, in, out); },
-                             nullptr);
-    r.add_kernel(op, std::move(k));
-  }
+// One kernel per ISA; `workspace` (nullable) gives the bytes reported at create.
+void add_kernels(Registry& r, const std::string& op, KernelBody fn,
+                 size_t (*workspace)(const OpCall&) = nullptr) {
+  ops::add_isa_kernels(r, op,
+                       ops::PerIsa<index::Kernels>{index::kernels_avx512(), index::kernels_avx2(),
+                                                   index::kernels_scalar()},
+                       [fn, workspace](const index::Kernels& ks, Isa) {
+                         return simple_kernel(
+                             [fn, ks](const OpCall& c, const Tensor* in, Tensor* out, void* ws) {
+                               fn(ks, c, in, out, ws);
+                             },
+                             nullptr,
+                             workspace ? std::function<size_t(const OpCall&)>(workspace) : nullptr);
+                       });
 }
 
 bool flag(const OpCall& c, const std::string& name) {
@@ -139,7 +132,7 @@ void add_cumsum(Registry& r) {
   };
   r.add_op(std::move(s));
   add_kernels(r, "cumsum",
-              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
+              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out, void*) {
                 const AxisShape a =
                     axis_shape(in[0].shape(), c.axis("axis", c.attrs.i("axis"), in[0].rank()));
                 if (in[0].numel() == 0) return;
@@ -232,14 +225,20 @@ void add_topk(Registry& r) {
     return shape::bench_case_from(Registry::global().schema("topk"), kv, t);
   };
   r.add_op(std::move(s));
-  add_kernels(r, "topk",
-              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
-                const AxisShape a =
-                    axis_shape(in[0].shape(), c.axis("axis", c.attrs.i("axis"), in[0].rank()));
-                if (out[0].numel() == 0) return;
-                k.topk(in[0].dtype(), in[0].data(), out[0].data(), out[1].data_as<int64_t>(), a,
-                       c.attrs.i("k"), c.attrs.i("largest") == 1, c.attrs.i("sorted") == 1);
-              });
+  add_kernels(
+      r, "topk",
+      [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out, void* ws) {
+        const AxisShape a =
+            axis_shape(in[0].shape(), c.axis("axis", c.attrs.i("axis"), in[0].rank()));
+        if (out[0].numel() == 0) return;
+        k.topk(in[0].dtype(), in[0].data(), out[0].data(), out[1].data_as<int64_t>(), a,
+               c.attrs.i("k"), c.attrs.i("largest") == 1, c.attrs.i("sorted") == 1, ws);
+      },
+      [](const OpCall& c) {
+        const AxisShape a =
+            axis_shape(c.in(0).shape, c.axis("axis", c.attrs.i("axis"), c.in(0).rank()));
+        return index::topk_workspace(a, c.attrs.i("k"));
+      });
 }
 
 // ---- rope -------------------------------------------------------------------------
@@ -408,24 +407,24 @@ void add_rope(Registry& r) {
     return c;
   };
   r.add_op(std::move(s));
-  add_kernels(
-      r, "rope", [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
-        RopeGeom g = rope_geom(c);
-        if (in[0].numel() == 0) return;
-        std::vector<int64_t> rows;
-        if (c.has_input(3)) {
-          rows.resize(static_cast<size_t>(g.p.B * g.p.L));
-          const Tensor& pos = in[3];
-          std::vector<double> pv(static_cast<size_t>(pos.numel()));
-          for (int64_t i = 0; i < pos.numel(); ++i)
-            pv[static_cast<size_t>(i)] = pos.dtype() == DType::i64
-                                             ? static_cast<double>(pos.data_as<int64_t>()[i])
-                                             : pos.data_as<int32_t>()[i];
-          rope_rows(c, pv, pos.shape(), g, rows.data());
-          g.p.rows = rows.data();
-        }
-        k.rope(in[0].dtype(), in[0].data(), in[1].data(), in[2].data(), out[0].data(), g.p);
-      });
+  add_kernels(r, "rope",
+              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out, void*) {
+                RopeGeom g = rope_geom(c);
+                if (in[0].numel() == 0) return;
+                std::vector<int64_t> rows;
+                if (c.has_input(3)) {
+                  rows.resize(static_cast<size_t>(g.p.B * g.p.L));
+                  const Tensor& pos = in[3];
+                  std::vector<double> pv(static_cast<size_t>(pos.numel()));
+                  for (int64_t i = 0; i < pos.numel(); ++i)
+                    pv[static_cast<size_t>(i)] =
+                        pos.dtype() == DType::i64 ? static_cast<double>(pos.data_as<int64_t>()[i])
+                                                  : pos.data_as<int32_t>()[i];
+                  rope_rows(c, pv, pos.shape(), g, rows.data());
+                  g.p.rows = rows.data();
+                }
+                k.rope(in[0].dtype(), in[0].data(), in[1].data(), in[2].data(), out[0].data(), g.p);
+              });
 }
 
 // ---- sample -------------------------------------------------------------------------
@@ -514,12 +513,14 @@ void add_sample(Registry& r) {
     return shape::bench_case_from(Registry::global().schema("sample"), kv, t);
   };
   r.add_op(std::move(s));
-  add_kernels(r, "sample",
-              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out) {
-                if (out[0].numel() == 0) return;
-                k.sample(in[0].dtype(), in[0].data(), out[0].data_as<int64_t>(), in[0].shape()[0],
-                         in[0].shape()[1], sample_params(c));
-              });
+  add_kernels(
+      r, "sample",
+      [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out, void* ws) {
+        if (out[0].numel() == 0) return;
+        k.sample(in[0].dtype(), in[0].data(), out[0].data_as<int64_t>(), in[0].shape()[0],
+                 in[0].shape()[1], sample_params(c), ws);
+      },
+      [](const OpCall& c) { return index::sample_workspace(c.in(0).shape[0], c.in(0).shape[1]); });
 }
 
 }  // namespace

@@ -178,11 +178,7 @@ void rope(DType t, const void* x, const void* c, const void* s, void* y, const R
 }
 
 // ---- topk ------------------------------------------------------------------
-// Candidates of one row, best first: values (f32, exact copies) and indices.
-struct Cand {
-  float v;
-  int64_t i;
-};
+using index::Cand;  // candidates of one row: values (f32, exact copies) and indices
 
 // Keeps the best k of `row` (n values) in cand[0..k), ordered best first
 // under the shared total order (index::before). For k << n a vector pass
@@ -191,28 +187,24 @@ struct Cand {
 // best k does (NaN, the largest, is always kept). nth_element + sort then
 // run on those few candidates only: the result is the same set and order as
 // over the whole row.
-inline void select_best(const float* row, int64_t n, int64_t k, bool largest,
-                        std::vector<Cand>& cand) {
+inline int64_t select_best(const float* row, int64_t n, int64_t k, bool largest, Cand* cand) {
   auto cmp = [largest](const Cand& a, const Cand& b) {
     return index::before(a.v, a.i, b.v, b.i, largest);
   };
-  cand.clear();
-  if (k <= 0) return;
+  if (k <= 0) return 0;
   const int64_t m = std::max(k, n / 16);
-  bool filtered = false;
+  int64_t count = -1;  // -1: not filtered
   if (8 * k <= n) {
-    cand.resize(static_cast<size_t>(m));
-    for (int64_t i = 0; i < m; ++i) cand[static_cast<size_t>(i)] = {row[i], i};
-    std::nth_element(cand.begin(), cand.begin() + (k - 1), cand.end(), cmp);
-    const float th = cand[static_cast<size_t>(k - 1)].v;
+    for (int64_t i = 0; i < m; ++i) cand[i] = {row[i], i};
+    std::nth_element(cand, cand + (k - 1), cand + m, cmp);
+    const float th = cand[k - 1].v;
     if (th == th) {
-      filtered = true;
-      cand.clear();
+      count = 0;
       const Vf t = set1(th);
       int64_t i = 0;
       auto keep = [&](int64_t j) {
         const float v = row[j];
-        if (v != v || (largest ? v >= th : v <= th)) cand.push_back({v, j});
+        if (v != v || (largest ? v >= th : v <= th)) cand[count++] = {v, j};
       };
       for (; i + kLanes <= n; i += kLanes) {
         const Vf v = load(row + i);
@@ -222,61 +214,67 @@ inline void select_best(const float* row, int64_t n, int64_t k, bool largest,
       for (; i < n; ++i) keep(i);
     }
   }
-  if (!filtered) {
-    cand.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) cand[static_cast<size_t>(i)] = {row[i], i};
+  if (count < 0) {
+    for (int64_t i = 0; i < n; ++i) cand[i] = {row[i], i};
+    count = n;
   }
-  if (k < static_cast<int64_t>(cand.size()))
-    std::nth_element(cand.begin(), cand.begin() + k, cand.end(), cmp);
-  std::sort(cand.begin(), cand.begin() + k, cmp);
+  if (k < count) std::nth_element(cand, cand + k, cand + count, cmp);
+  std::sort(cand, cand + k, cmp);
+  return count;
+}
+
+// Slot p of a workspace of slots of `bytes` each.
+inline char* ws_slot(void* ws, int64_t p, size_t bytes) {
+  return static_cast<char*>(ws) + static_cast<size_t>(p) * bytes;
 }
 
 template <class T>
 void topk_t(const T* x, T* values, int64_t* indices, AxisShape s, int64_t k, bool largest,
-            bool sorted) {
-  const int64_t n = s.n, inner = s.inner;
-  parallel_for(s.outer * inner, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, n)),
-               [&](int64_t b, int64_t e) {
-                 std::vector<float> row(static_cast<size_t>(n)), outv(static_cast<size_t>(k));
-                 std::vector<Cand> cand;
-                 for (int64_t t = b; t < e; ++t) {
-                   const int64_t o = t / inner, j = t % inner;
-                   if (inner == 1) {
-                     to_f32_row(x + o * n, row.data(), n);
-                   } else {
-                     for (int64_t i = 0; i < n; ++i)
-                       row[static_cast<size_t>(i)] = ::opsnn::to_f32(x[(o * n + i) * inner + j]);
-                   }
-                   select_best(row.data(), n, k, largest, cand);
-                   if (!sorted)
-                     std::sort(cand.begin(), cand.begin() + k,
-                               [](const Cand& a, const Cand& c) { return a.i < c.i; });
-                   for (int64_t q = 0; q < k; ++q) {
-                     const Cand& c = cand[static_cast<size_t>(q)];
-                     indices[(o * k + q) * inner + j] = c.i;
-                     outv[static_cast<size_t>(q)] = c.v;
-                   }
-                   if (inner == 1) {
-                     from_f32_row(outv.data(), values + o * k, k);
-                   } else {
-                     for (int64_t q = 0; q < k; ++q)
-                       store_n(values + (o * k + q) * inner + j, set1(outv[static_cast<size_t>(q)]),
-                               1);
-                   }
-                 }
-               });
+            bool sorted, void* ws) {
+  const int64_t n = s.n, inner = s.inner, rows = s.outer * inner;
+  const int64_t slots = index::work_slots(rows);
+  const size_t slot = index::topk_slot_bytes(n, k);
+  parallel_tasks(slots, [&](int64_t p) {
+    const int64_t b = p * rows / slots, e = (p + 1) * rows / slots;
+    float* row = reinterpret_cast<float*>(ws_slot(ws, p, slot));
+    float* outv = row + index::ws_round(static_cast<size_t>(n) * sizeof(float)) / sizeof(float);
+    Cand* cand = reinterpret_cast<Cand*>(reinterpret_cast<char*>(outv) +
+                                         index::ws_round(static_cast<size_t>(k) * sizeof(float)));
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / inner, j = t % inner;
+      if (inner == 1) {
+        to_f32_row(x + o * n, row, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) row[i] = ::opsnn::to_f32(x[(o * n + i) * inner + j]);
+      }
+      select_best(row, n, k, largest, cand);
+      if (!sorted)
+        std::sort(cand, cand + k, [](const Cand& a, const Cand& c) { return a.i < c.i; });
+      for (int64_t q = 0; q < k; ++q) {
+        indices[(o * k + q) * inner + j] = cand[q].i;
+        outv[q] = cand[q].v;
+      }
+      if (inner == 1) {
+        from_f32_row(outv, values + o * k, k);
+      } else {
+        for (int64_t q = 0; q < k; ++q) store_n(values + (o * k + q) * inner + j, set1(outv[q]), 1);
+      }
+    }
+  });
 }
 
 void topk(DType t, const void* x, void* v, int64_t* idx, AxisShape s, int64_t k, bool largest,
-          bool sorted) {
+          bool sorted, void* ws) {
   switch (t) {
     case DType::f32:
       return topk_t(static_cast<const float*>(x), static_cast<float*>(v), idx, s, k, largest,
-                    sorted);
+                    sorted, ws);
     case DType::bf16:
-      return topk_t(static_cast<const bf16*>(x), static_cast<bf16*>(v), idx, s, k, largest, sorted);
+      return topk_t(static_cast<const bf16*>(x), static_cast<bf16*>(v), idx, s, k, largest, sorted,
+                    ws);
     case DType::f16:
-      return topk_t(static_cast<const f16*>(x), static_cast<f16*>(v), idx, s, k, largest, sorted);
+      return topk_t(static_cast<const f16*>(x), static_cast<f16*>(v), idx, s, k, largest, sorted,
+                    ws);
     default:
       return;
   }
@@ -284,14 +282,22 @@ void topk(DType t, const void* x, void* v, int64_t* idx, AxisShape s, int64_t k,
 
 // ---- sample ----------------------------------------------------------------
 template <class T>
-void sample_t(const T* logits, int64_t* out, int64_t B, int64_t V, const SampleParams& p) {
-  parallel_for(B, 1, [&](int64_t b, int64_t e) {
-    std::vector<float> row(static_cast<size_t>(V));
-    std::vector<Cand> cand;
-    std::vector<double> v, w;
-    std::vector<int64_t> idx;
+void sample_t(const T* logits, int64_t* out, int64_t B, int64_t V, const SampleParams& p,
+              void* ws) {
+  const int64_t slots = index::work_slots(B);
+  const size_t slot = index::sample_slot_bytes(V), uv = static_cast<size_t>(V);
+  parallel_tasks(slots, [&](int64_t task) {
+    const int64_t b = task * B / slots, e = (task + 1) * B / slots;
+    char* base = ws_slot(ws, task, slot);
+    float* row = reinterpret_cast<float*>(base);
+    base += index::ws_round(uv * sizeof(float));
+    Cand* cand = reinterpret_cast<Cand*>(base);
+    base += index::ws_round(uv * sizeof(Cand));
+    double* v = reinterpret_cast<double*>(base);
+    double* w = reinterpret_cast<double*>(base + index::ws_round(uv * 8));
+    int64_t* idx = reinterpret_cast<int64_t*>(base + 2 * index::ws_round(uv * 8));
     for (int64_t r = b; r < e; ++r) {
-      to_f32_row(logits + r * V, row.data(), V);
+      to_f32_row(logits + r * V, row, V);
       int64_t m = p.k > 0 && p.k < V ? p.k : V;
       if (p.temperature == 0) m = 1;
       if (m == 1) {
@@ -304,28 +310,26 @@ void sample_t(const T* logits, int64_t* out, int64_t B, int64_t V, const SampleP
         out[r] = best;
         continue;
       }
-      select_best(row.data(), V, m, true, cand);
-      v.resize(static_cast<size_t>(m));
-      w.resize(static_cast<size_t>(m));
-      idx.resize(static_cast<size_t>(m));
+      select_best(row, V, m, true, cand);
       for (int64_t j = 0; j < m; ++j) {
-        v[static_cast<size_t>(j)] = cand[static_cast<size_t>(j)].v;
-        idx[static_cast<size_t>(j)] = cand[static_cast<size_t>(j)].i;
+        v[j] = cand[j].v;
+        idx[j] = cand[j].i;
       }
-      out[r] = index::sample_pick(v.data(), idx.data(), m, p.temperature, p.p,
-                                  index::sample_uniform(p.seed, r), w.data());
+      out[r] =
+          index::sample_pick(v, idx, m, p.temperature, p.p, index::sample_uniform(p.seed, r), w);
     }
   });
 }
 
-void sample(DType t, const void* x, int64_t* out, int64_t B, int64_t V, const SampleParams& p) {
+void sample(DType t, const void* x, int64_t* out, int64_t B, int64_t V, const SampleParams& p,
+            void* ws) {
   switch (t) {
     case DType::f32:
-      return sample_t(static_cast<const float*>(x), out, B, V, p);
+      return sample_t(static_cast<const float*>(x), out, B, V, p, ws);
     case DType::bf16:
-      return sample_t(static_cast<const bf16*>(x), out, B, V, p);
+      return sample_t(static_cast<const bf16*>(x), out, B, V, p, ws);
     case DType::f16:
-      return sample_t(static_cast<const f16*>(x), out, B, V, p);
+      return sample_t(static_cast<const f16*>(x), out, B, V, p, ws);
     default:
       return;
   }
