@@ -121,6 +121,7 @@ void add_cumsum(Registry& r) {
         add("[4,33,37]", TensorDesc(t, {4, 33, 37}), -2, ex, rev);
         add("[2,300,65]", TensorDesc(t, {2, 300, 65}), 1, ex, rev);
         add("[7,3000]", TensorDesc(t, {7, 3000}), 1, ex, rev);
+        add("[37,300] (row groups)", TensorDesc(t, {37, 300}), 1, ex, rev);
         add("[2,0,3]", TensorDesc(t, {2, 0, 3}), 2, ex, rev);
         add("strided[33,17]^T", ops::transposed_desc(t, 33, 17), 1, ex, rev);
         add("strided[33,17]^Tax0", ops::transposed_desc(t, 33, 17), 0, ex, rev);

@@ -28,12 +28,50 @@ template <class T>
 void cumsum_t(const T* x, T* y, AxisShape s, bool exclusive, bool reverse) {
   const int64_t n = s.n, inner = s.inner;
   if (inner == 1) {
-    // Along the contiguous axis: rows in parallel, each scanned in order in
-    // blocks of 256 converted to f32.
-    parallel_for(s.outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)),
+    // Along the contiguous axis. Every row is one in-order f32 chain
+    // (acc += v), whatever the grouping below, so results never depend on it.
+    // Groups of kLanes rows are scanned together: a block of 256 columns of
+    // each row is converted to f32, transposed (row r in lane r), scanned
+    // with one vector add per column, and transposed back. Left-over rows
+    // (and scalar builds) scan one row at a time.
+    constexpr int64_t kC = 256;
+    const int64_t groups = kLanes > 1 ? s.outer / kLanes : 0;
+    const shape::TileFn tile = transpose_f32_tile();
+    auto transpose = [&](const float* src, int64_t sl, float* dst, int64_t dl, int64_t rows,
+                         int64_t cols) {
+      if (tile) return tile(src, sl, dst, dl, rows, cols);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) dst[c * dl + r] = src[r * sl + c];
+    };
+    parallel_for(groups, std::max<int64_t>(1, 256 / std::max<int64_t>(1, n)),
+                 [&](int64_t b, int64_t e) {
+                   alignas(64) float rows[kLanes * kC], cols[kC * kLanes];
+                   for (int64_t g = b; g < e; ++g) {
+                     const int64_t o0 = g * kLanes;
+                     Vf acc = zero();
+                     for (int64_t c0 = 0; c0 < n; c0 += kC) {
+                       const int64_t m = std::min<int64_t>(kC, n - c0);
+                       const int64_t at = reverse ? n - c0 - m : c0;
+                       for (int r = 0; r < kLanes; ++r)
+                         to_f32_row(x + (o0 + r) * n + at, rows + r * kC, m);
+                       transpose(rows, kC, cols, kLanes, kLanes, m);
+                       for (int64_t q = 0; q < m; ++q) {
+                         const int64_t i = reverse ? m - 1 - q : q;
+                         const Vf v = load(cols + i * kLanes);
+                         store(cols + i * kLanes, exclusive ? acc : acc + v);
+                         acc = acc + v;
+                       }
+                       transpose(cols, kLanes, rows, kC, m, kLanes);
+                       for (int r = 0; r < kLanes; ++r)
+                         from_f32_row(rows + r * kC, y + (o0 + r) * n + at, m);
+                     }
+                   }
+                 });
+    const int64_t rest0 = groups * kLanes;
+    parallel_for(s.outer - rest0, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n)),
                  [&](int64_t b, int64_t e) {
                    float buf[256];
-                   for (int64_t o = b; o < e; ++o) {
+                   for (int64_t o = rest0 + b; o < rest0 + e; ++o) {
                      const T* xr = x + o * n;
                      T* yr = y + o * n;
                      float acc = 0;
