@@ -48,6 +48,42 @@ inline void put(T* p, Vf v) {
     store(p, v);
 }
 
+// One read of a block of v = x (+ r) over nb elements (v also written to s
+// when Res), folded into four partial vectors by acc(partial, v) (the masked
+// tail, zero beyond nb, into the second); returns (p0 + p1) + (p2 + p3)
+// reduced. The layer and RMS statistics differ only in `acc`.
+template <class T, bool Res, bool NT, class Acc>
+inline float block_reduce(const T* xb, const T* rb, T* sb, int64_t nb, Acc acc) {
+  Vf a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= nb; i += 4 * kLanes) {
+    const Vf v0 = src<T, Res>(xb, rb, i), v1 = src<T, Res>(xb, rb, i + kLanes);
+    const Vf v2 = src<T, Res>(xb, rb, i + 2 * kLanes), v3 = src<T, Res>(xb, rb, i + 3 * kLanes);
+    if constexpr (Res) {
+      put<NT>(sb + i, v0);
+      put<NT>(sb + i + kLanes, v1);
+      put<NT>(sb + i + 2 * kLanes, v2);
+      put<NT>(sb + i + 3 * kLanes, v3);
+    }
+    a0 = acc(a0, v0);
+    a1 = acc(a1, v1);
+    a2 = acc(a2, v2);
+    a3 = acc(a3, v3);
+  }
+  for (; i + kLanes <= nb; i += kLanes) {
+    const Vf v = src<T, Res>(xb, rb, i);
+    if constexpr (Res) put<NT>(sb + i, v);
+    a0 = acc(a0, v);
+  }
+  if (i < nb) {
+    const int rem = static_cast<int>(nb - i);
+    const Vf v = src_n<T, Res>(xb, rb, i, rem);  // zero beyond rem
+    if constexpr (Res) store_n(sb + i, v, rem);
+    a1 = acc(a1, v);
+  }
+  return reduce_add((a0 + a1) + (a2 + a3));
+}
+
 struct Stats {
   float mean, scale;  // scale: 1/sqrt(var + eps) or 1/sqrt(mean(v^2) + eps)
 };
@@ -62,41 +98,15 @@ Stats layer_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
     const T* rb = Res ? r + b0 : nullptr;
     T* sb = Res ? s + b0 : nullptr;
     // Block pass a: sum (and the residual sum written out).
-    Vf a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
-    int64_t i = 0;
-    for (; i + 4 * kLanes <= nb; i += 4 * kLanes) {
-      const Vf v0 = src<T, Res>(xb, rb, i), v1 = src<T, Res>(xb, rb, i + kLanes);
-      const Vf v2 = src<T, Res>(xb, rb, i + 2 * kLanes), v3 = src<T, Res>(xb, rb, i + 3 * kLanes);
-      if constexpr (Res) {
-        put<NT>(sb + i, v0);
-        put<NT>(sb + i + kLanes, v1);
-        put<NT>(sb + i + 2 * kLanes, v2);
-        put<NT>(sb + i + 3 * kLanes, v3);
-      }
-      a0 = a0 + v0;
-      a1 = a1 + v1;
-      a2 = a2 + v2;
-      a3 = a3 + v3;
-    }
-    for (; i + kLanes <= nb; i += kLanes) {
-      const Vf v = src<T, Res>(xb, rb, i);
-      if constexpr (Res) put<NT>(sb + i, v);
-      a0 = a0 + v;
-    }
-    if (i < nb) {
-      const int rem = static_cast<int>(nb - i);
-      const Vf v = src_n<T, Res>(xb, rb, i, rem);  // zero beyond rem
-      if constexpr (Res) store_n(sb + i, v, rem);
-      a1 = a1 + v;
-    }
-    const float bmean = reduce_add((a0 + a1) + (a2 + a3)) / static_cast<float>(nb);
+    const float bmean = block_reduce<T, Res, NT>(xb, rb, sb, nb, [](Vf a, Vf v) { return a + v; }) /
+                        static_cast<float>(nb);
     // Block pass b (block in L1): deviations from the block mean, summed and
     // squared: the corrected two-pass formula M2 = sum d^2 - (sum d)^2 / nb
     // and mean = bmean + sum d / nb remove the rounding of bmean itself.
     const Vf vm = set1(bmean);
+    Vf a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
     Vf q0 = zero(), q1 = zero(), q2 = zero(), q3 = zero();
-    a0 = a1 = a2 = a3 = zero();
-    i = 0;
+    int64_t i = 0;
     for (; i + 4 * kLanes <= nb; i += 4 * kLanes) {
       const Vf d0 = src<T, Res>(xb, rb, i) - vm, d1 = src<T, Res>(xb, rb, i + kLanes) - vm;
       const Vf d2 = src<T, Res>(xb, rb, i + 2 * kLanes) - vm,
@@ -145,34 +155,7 @@ Stats rms_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
     const T* xb = x + b0;
     const T* rb = Res ? r + b0 : nullptr;
     T* sb = Res ? s + b0 : nullptr;
-    Vf a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
-    int64_t i = 0;
-    for (; i + 4 * kLanes <= nb; i += 4 * kLanes) {
-      const Vf v0 = src<T, Res>(xb, rb, i), v1 = src<T, Res>(xb, rb, i + kLanes);
-      const Vf v2 = src<T, Res>(xb, rb, i + 2 * kLanes), v3 = src<T, Res>(xb, rb, i + 3 * kLanes);
-      if constexpr (Res) {
-        put<NT>(sb + i, v0);
-        put<NT>(sb + i + kLanes, v1);
-        put<NT>(sb + i + 2 * kLanes, v2);
-        put<NT>(sb + i + 3 * kLanes, v3);
-      }
-      a0 = fma(v0, v0, a0);
-      a1 = fma(v1, v1, a1);
-      a2 = fma(v2, v2, a2);
-      a3 = fma(v3, v3, a3);
-    }
-    for (; i + kLanes <= nb; i += kLanes) {
-      const Vf v = src<T, Res>(xb, rb, i);
-      if constexpr (Res) put<NT>(sb + i, v);
-      a0 = fma(v, v, a0);
-    }
-    if (i < nb) {
-      const int rem = static_cast<int>(nb - i);
-      const Vf v = src_n<T, Res>(xb, rb, i, rem);
-      if constexpr (Res) store_n(sb + i, v, rem);
-      a1 = fma(v, v, a1);
-    }
-    ss += reduce_add((a0 + a1) + (a2 + a3));
+    ss += block_reduce<T, Res, NT>(xb, rb, sb, nb, [](Vf a, Vf v) { return fma(v, v, a); });
   }
   const double ms = n > 0 ? ss / static_cast<double>(n) : 0.0;
   return {0.0f, static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)))};
