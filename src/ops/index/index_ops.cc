@@ -296,11 +296,13 @@ RopeGeom rope_geom(const OpCall& c) {
 }
 
 // Table row of every (b, l), validated: positions must lie in [0, table rows).
-void rope_rows(const OpCall& c, const std::vector<double>& pos, const Shape& ps, const RopeGeom& g,
-               int64_t* rows) {
+// Table row per (b, l) from the positions ([B, L] or [L]); pos(i) is the
+// i-th position as a double.
+template <class Pos>
+void rope_rows(const OpCall& c, Pos pos, const Shape& ps, const RopeGeom& g, int64_t* rows) {
   for (int64_t b = 0; b < g.p.B; ++b)
     for (int64_t l = 0; l < g.p.L; ++l) {
-      const double v = pos[static_cast<size_t>(ps.size() == 2 ? b * g.p.L + l : l)];
+      const double v = pos(ps.size() == 2 ? b * g.p.L + l : l);
       if (v < 0 || v >= static_cast<double>(g.table_rows))
         c.fail("input 'positions'",
                "values in [0, " + std::to_string(g.table_rows) + ") (rows of cos/sin)",
@@ -338,7 +340,9 @@ void add_rope(Registry& r) {
     const auto& p = g.p;
     std::vector<int64_t> rows(static_cast<size_t>(p.B * p.L));
     if (c.has_input(3))
-      rope_rows(c, in[3].data, in[3].shape, g, rows.data());
+      rope_rows(
+          c, [&](int64_t i) { return in[3].data[static_cast<size_t>(i)]; }, in[3].shape, g,
+          rows.data());
     else
       for (int64_t i = 0; i < p.B * p.L; ++i)
         rows[static_cast<size_t>(i)] = i % std::max<int64_t>(p.L, 1);
@@ -408,24 +412,31 @@ void add_rope(Registry& r) {
     return c;
   };
   r.add_op(std::move(s));
-  add_kernels(r, "rope",
-              [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out, void*) {
-                RopeGeom g = rope_geom(c);
-                if (in[0].numel() == 0) return;
-                std::vector<int64_t> rows;
-                if (c.has_input(3)) {
-                  rows.resize(static_cast<size_t>(g.p.B * g.p.L));
-                  const Tensor& pos = in[3];
-                  std::vector<double> pv(static_cast<size_t>(pos.numel()));
-                  for (int64_t i = 0; i < pos.numel(); ++i)
-                    pv[static_cast<size_t>(i)] =
-                        pos.dtype() == DType::i64 ? static_cast<double>(pos.data_as<int64_t>()[i])
-                                                  : pos.data_as<int32_t>()[i];
-                  rope_rows(c, pv, pos.shape(), g, rows.data());
-                  g.p.rows = rows.data();
-                }
-                k.rope(in[0].dtype(), in[0].data(), in[1].data(), in[2].data(), out[0].data(), g.p);
-              });
+  add_kernels(
+      r, "rope",
+      [](const index::Kernels& k, const OpCall& c, const Tensor* in, Tensor* out, void* ws) {
+        RopeGeom g = rope_geom(c);
+        if (in[0].numel() == 0) return;
+        if (c.has_input(3)) {
+          // The table row per (b, l), in the workspace.
+          const Tensor& pos = in[3];
+          int64_t* rows = static_cast<int64_t*>(ws);
+          rope_rows(
+              c,
+              [&](int64_t i) {
+                return pos.dtype() == DType::i64 ? static_cast<double>(pos.data_as<int64_t>()[i])
+                                                 : static_cast<double>(pos.data_as<int32_t>()[i]);
+              },
+              pos.shape(), g, rows);
+          g.p.rows = rows;
+        }
+        k.rope(in[0].dtype(), in[0].data(), in[1].data(), in[2].data(), out[0].data(), g.p);
+      },
+      [](const OpCall& c) {
+        if (!c.has_input(3)) return size_t{0};
+        const RopeGeom g = rope_geom(c);
+        return static_cast<size_t>(g.p.B * g.p.L) * sizeof(int64_t);
+      });
 }
 
 // ---- sample -------------------------------------------------------------------------
