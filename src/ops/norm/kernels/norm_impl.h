@@ -36,17 +36,7 @@ inline Vf src_n(const T* x, const T* r, int64_t i, int n) {
     return load_n(x + i, n);
 }
 
-// f32 outputs larger than this are written with non-temporal stores (no
-// read-for-ownership of y; the output would not stay in L2/L3 anyway).
-inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
-
-template <bool NT, class T>
-inline void put(T* p, Vf v) {
-  if constexpr (NT && std::is_same_v<T, float>)
-    stream(p, v);
-  else
-    store(p, v);
-}
+#include "ops/common/stream_kernels.inc"  // kStreamBytes, put<NT>, prefetch_bytes
 
 // One read of a block of v = x (+ r) over nb elements (v also written to s
 // when Res), folded into four partial vectors by acc(partial, v) (the masked
@@ -159,11 +149,6 @@ Stats rms_stats(const T* x, const T* r, T* s, int64_t n, float eps) {
   }
   const double ms = n > 0 ? ss / static_cast<double>(n) : 0.0;
   return {0.0f, static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)))};
-}
-
-// Software prefetch of [p, p + bytes) (no effect on results).
-inline void prefetch_bytes(const void* p, int64_t bytes) {
-  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
 }
 
 // y = (v - mean) * scale * g + b over one row; the next row (xn, rn;

@@ -53,26 +53,12 @@ inline Vf exp_nonpos(Vf x) {
   return scale_pow2(fma(q, r, set1(1.0f)), k);
 }
 
-// f32 outputs larger than this are written with non-temporal stores (no
-// read-for-ownership of y; the output would not stay in L2/L3 anyway).
-inline constexpr int64_t kStreamBytes = int64_t{16} << 20;
+#include "ops/common/stream_kernels.inc"  // kStreamBytes, put<NT>, prefetch_bytes
+
 // Row lengths up to this keep exp(x - max) in an L1-resident f32 scratch
 // between the sum and the write stage; longer rows (and log_softmax)
 // recompute from x.
 inline constexpr int64_t kScratch = 4096;
-
-template <bool NT, class T>
-inline void put(T* p, Vf v) {
-  if constexpr (NT && std::is_same_v<T, float>)
-    stream(p, v);
-  else
-    store(p, v);
-}
-
-// Software prefetch of [p, p + bytes) (no effect on results).
-inline void prefetch_bytes(const void* p, int64_t bytes) {
-  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
-}
 
 // ---- last axis -----------------------------------------------------------
 // A row is three stages; each runs the same operations in the same order
