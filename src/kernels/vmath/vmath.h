@@ -10,8 +10,11 @@
 
 namespace opsnn::vmath {
 
-enum class Fn : int { exp, log, erf, tanh, sigmoid, erf_fast };
-inline constexpr Fn kAllFns[] = {Fn::exp, Fn::log, Fn::erf, Fn::tanh, Fn::sigmoid, Fn::erf_fast};
+// exp_nonpos is e^x for x <= 0 only (softmax and attention); its inputs above 0
+// are outside its domain.
+enum class Fn : int { exp, log, erf, tanh, sigmoid, erf_fast, exp_nonpos };
+inline constexpr Fn kAllFns[] = {Fn::exp,     Fn::log,      Fn::erf,       Fn::tanh,
+                                 Fn::sigmoid, Fn::erf_fast, Fn::exp_nonpos};
 const char* fn_name(Fn f);
 
 // y[i] = f(x[i]) for i < n, computed with the vector code of `isa` (full

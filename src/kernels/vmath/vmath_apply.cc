@@ -27,6 +27,8 @@ const char* fn_name(Fn f) {
       return "sigmoid";
     case Fn::erf_fast:
       return "erf_fast";
+    case Fn::exp_nonpos:
+      return "exp_nonpos";
   }
   return "?";
 }

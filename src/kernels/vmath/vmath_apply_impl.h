@@ -9,6 +9,7 @@ inline Vf vmath_call(Vf x) {
   if constexpr (F == vmath::Fn::tanh) return vtanh(x);
   if constexpr (F == vmath::Fn::sigmoid) return vsigmoid(x);
   if constexpr (F == vmath::Fn::erf_fast) return verf_fast(x);
+  if constexpr (F == vmath::Fn::exp_nonpos) return vexp_nonpos(x);
 }
 
 template <vmath::Fn F>
@@ -35,5 +36,7 @@ inline void vmath_apply(vmath::Fn f, const float* x, float* y, int64_t n) {
       return vmath_apply_fn<vmath::Fn::sigmoid>(x, y, n);
     case vmath::Fn::erf_fast:
       return vmath_apply_fn<vmath::Fn::erf_fast>(x, y, n);
+    case vmath::Fn::exp_nonpos:
+      return vmath_apply_fn<vmath::Fn::exp_nonpos>(x, y, n);
   }
 }

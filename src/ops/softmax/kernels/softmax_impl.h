@@ -32,27 +32,6 @@ inline void st(T* p, Vf v, int n) {
     store_n(p, v, n);
 }
 
-// exp(x) for x <= 0 (the x - max of softmax): one range reduction
-// x = k ln2 + r (ln2 as one f32: its 1.9e-9 error times |k| moves r by < 6e-8
-// for the results that matter, x > -30), a degree-5 minimax polynomial for
-// e^r in Horner form (relative error 1.05e-7 on |r| <= ln2/2, about 2 ulp with
-// f32 rounding) and one scale by 2^k (vscalefps on AVX-512); results below
-// the smallest denormal are exactly 0 (so -inf masks give 0), NaN stays NaN.
-inline Vf exp_nonpos(Vf x) {
-  // Below -110 the result rounds to 0 in f32, so the clamp costs nothing and
-  // scale_pow2 returns exactly 0 there (and for -inf masks).
-  const Vf xc = max(set1(-110.0f), x);  // NaN in the second operand propagates
-  const Vf k = round(xc * set1(1.44269504088896341f));
-  const Vf r = fnma(k, set1(0.693147182464599609f), xc);
-  // e^r = 1 + r(1 + r(c2 + r(c3 + r(c4 + r c5)))), c fitted for the relative
-  // error on [-ln2/2, ln2/2].
-  Vf q = fma(set1(0.00831249356f), r, set1(0.0418900698f));
-  q = fma(q, r, set1(0.166671142f));
-  q = fma(q, r, set1(0.499992311f));
-  q = fma(q, r, set1(1.0f));
-  return scale_pow2(fma(q, r, set1(1.0f)), k);
-}
-
 #include "ops/common/stream_kernels.inc"  // kStreamBytes, put<NT>, prefetch_bytes
 
 // Row lengths up to this keep exp(x - max) in an L1-resident f32 scratch
@@ -87,7 +66,7 @@ inline float max_finish(const T* x, int64_t i, int64_t n, Vf m0, Vf m1) {
 // E with the exps kept in `e` (e == nullptr: sum only).
 template <class T>
 inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0, Vf& s1) {
-  const Vf e0 = exp_nonpos(load(x + i) - vm), e1 = exp_nonpos(load(x + i + kLanes) - vm);
+  const Vf e0 = vexp_nonpos(load(x + i) - vm), e1 = vexp_nonpos(load(x + i + kLanes) - vm);
   s0 = s0 + e0;
   s1 = s1 + e1;
   if (e) {
@@ -98,13 +77,13 @@ inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0, Vf& s1) {
 template <class T>
 inline float exp_finish(const T* x, float* e, int64_t i, int64_t n, Vf vm, Vf s0, Vf s1) {
   for (; i + kLanes <= n; i += kLanes) {
-    const Vf v = exp_nonpos(load(x + i) - vm);
+    const Vf v = vexp_nonpos(load(x + i) - vm);
     s0 = s0 + v;
     if (e) store(e + i, v);
   }
   if (i < n) {
     const int r = static_cast<int>(n - i);
-    const Vf v = pad_n(exp_nonpos(load_n(x + i, r) - vm), r, 0.0f);
+    const Vf v = pad_n(vexp_nonpos(load_n(x + i, r) - vm), r, 0.0f);
     s1 = s1 + v;
     if (e) store_n(e + i, v, r);
   }
@@ -154,10 +133,10 @@ void row(const T* x, T* y, int64_t n, bool log, const T* xn) {
     return;
   }
   const Vf inv = set1(1.0f / sum);
-  for (; i + kLanes <= n; i += kLanes) put<NT>(y + i, exp_nonpos(load(x + i) - vm) * inv);
+  for (; i + kLanes <= n; i += kLanes) put<NT>(y + i, vexp_nonpos(load(x + i) - vm) * inv);
   if (i < n) {
     const int r = static_cast<int>(n - i);
-    store_n(y + i, exp_nonpos(load_n(x + i, r) - vm) * inv, r);
+    store_n(y + i, vexp_nonpos(load_n(x + i, r) - vm) * inv, r);
   }
 }
 
@@ -276,10 +255,10 @@ void columns(const T* x, T* y, int64_t n, int64_t inner, int64_t width, bool log
         // stays get exp(0) = 1 exactly, i.e. so + exp(v - mo) as below, so
         // the branch changes the speed, never the result.
         const Vf mn = max(mo, v);
-        stc(s, j, width, fma(ldc(s, j, width), exp_nonpos(mo - mn), exp_nonpos(v - mn)));
+        stc(s, j, width, fma(ldc(s, j, width), vexp_nonpos(mo - mn), vexp_nonpos(v - mn)));
         stc(m, j, width, mn);
       } else {  // the common case once the first rows are seen: one exp
-        stc(s, j, width, ldc(s, j, width) + exp_nonpos(v - mo));  // NaN in v: sum NaN
+        stc(s, j, width, ldc(s, j, width) + vexp_nonpos(v - mo));  // NaN in v: sum NaN
       }
     }
   }
@@ -296,7 +275,7 @@ void columns(const T* x, T* y, int64_t n, int64_t inner, int64_t width, bool log
     for (int64_t j = 0; j < width; j += kLanes) {
       if (xn && j % line == 0) __builtin_prefetch(xn + j);
       const Vf v = ldc(xa, j, width), mv = ldc(m, j, width);
-      sty(ya, j, width, log ? v - mv : exp_nonpos(v - mv) * ldc(s, j, width));
+      sty(ya, j, width, log ? v - mv : vexp_nonpos(v - mv) * ldc(s, j, width));
     }
   }
 }

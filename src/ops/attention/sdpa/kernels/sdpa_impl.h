@@ -36,20 +36,6 @@ inline void put(void* base, DType t, int64_t i, float v) {
   }
 }
 
-// exp(x) for the softmax, x <= 0 (score minus the running max): inputs below
-// -87 give about 1e-38 instead of 0 (they cannot matter next to the max's 1),
-// no overflow or NaN handling needed. About half the work of vexp.
-inline Vf exp_nonpos(Vf x) {
-  x = max(x, set1(-87.0f));
-  const Vf n = round(x * set1(1.44269504088896341f));
-  Vf r = fnma(n, set1(0.693359375f), x);
-  r = fnma(n, set1(-2.12194440e-4f), r);
-  static constexpr float c[] = {5.0000001201E-1f, 1.6666665459E-1f, 4.1665795894E-2f,
-                                8.3334519073E-3f, 1.3981999507E-3f, 1.9875691500E-4f};
-  const Vf pr = fma(poly(r, c), r * r, r + set1(1.0f));
-  return pr * from_bits(shl<23>(cvt_round(n) + set1i(127)));
-}
-
 // dst[d * stride] = scale * src[off + d] (a row of Q into a column of Q^T).
 template <class T>
 inline void gather_col_t(const T* src, float* dst, int64_t stride, int64_t n, float scale) {
@@ -776,7 +762,7 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
       Vf sum = zero();
       for (int64_t j = 0; j < nkv; j += kLanes) {
         const Vf x = load(sr + j);
-        const Vf pr = select(x < neg_max, zero(), exp_nonpos(x - vms));
+        const Vf pr = select(x < neg_max, zero(), vexp_nonpos(x - vms));
         store(sr + j, pr);
         sum = sum + pr;
       }
@@ -945,13 +931,13 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
       for (int64_t j = 0; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
       const Vf mo = load(m + iv), mn = max(mo, mb);
       const Vf ms = select(mn < neg_max, zero(), mn);  // a row masked so far stays at 0
-      const Vf a = select(mo < neg_max, zero(), exp_nonpos(mo - ms));
+      const Vf a = select(mo < neg_max, zero(), vexp_nonpos(mo - ms));
       store(alpha + iv, a);
       store(m + iv, mn);
       Vf sum = zero();
       for (int64_t j = 0; j < nk; ++j) {
         const Vf s = load(st + j * mq + iv);
-        const Vf pr = select(s < neg_max, zero(), exp_nonpos(s - ms));
+        const Vf pr = select(s < neg_max, zero(), vexp_nonpos(s - ms));
         store(st + j * mq + iv, pr);
         sum = sum + pr;
       }
