@@ -319,33 +319,41 @@ inline void wq_gemm(const quant::WqArgs& a) {
   const size_t ysz = dtype_size(a.yt), bsz = dtype_size(a.bt);
   for (int64_t n0 = 0; n0 < N; n0 += nb) {
     const int64_t nn = std::min(nb, N - n0);
-    parallel_for(nn, 16, [&](int64_t b, int64_t e) {
-      for (int64_t j = b; j < e; ++j) {
-        const int64_t n = n0 + j;
-        const uint8_t* wr = a.w + n * row_bytes;
-        float* dst = panel + j * K;
-        for (int64_t g = 0; g < G; ++g) {
-          const float s = a.scales[n * G + g];
-          const float z = !a.zp ? zdef
-                          : a.bits == 4
-                              ? static_cast<float>(static_cast<const uint8_t*>(a.zp)[n * G + g])
-                              : static_cast<float>(static_cast<const int8_t*>(a.zp)[n * G + g]);
-          float* d = dst + g * gs;
-          if (a.bits == 4) {
-            const uint8_t* q = wr + g * gs / 2;
-            for (int64_t k2 = 0; k2 < gs / 2; ++k2) {
-              d[2 * k2] = (static_cast<float>(q[k2] & 15) - z) * s;
-              d[2 * k2 + 1] = (static_cast<float>(q[k2] >> 4) - z) * s;
+    // One task per GEMM panel (nr weight rows): dequantize its rows, then
+    // pack them (pack_b's layout is ceil(N/nr) panels of K x nr, so a panel
+    // packs independently).
+    const int64_t np = (nn + p.nr - 1) / p.nr;
+    parallel_for(np, 1, [&](int64_t pb, int64_t pe) {
+      for (int64_t q = pb; q < pe; ++q) {
+        const int64_t j0 = q * p.nr, j1 = std::min(nn, j0 + p.nr);
+        for (int64_t j = j0; j < j1; ++j) {
+          const int64_t n = n0 + j;
+          const uint8_t* wr = a.w + n * row_bytes;
+          float* dst = panel + j * K;
+          for (int64_t g = 0; g < G; ++g) {
+            const float s = a.scales[n * G + g];
+            const float z = !a.zp ? zdef
+                            : a.bits == 4
+                                ? static_cast<float>(static_cast<const uint8_t*>(a.zp)[n * G + g])
+                                : static_cast<float>(static_cast<const int8_t*>(a.zp)[n * G + g]);
+            float* d = dst + g * gs;
+            if (a.bits == 4) {
+              const uint8_t* qb = wr + g * gs / 2;
+              for (int64_t k2 = 0; k2 < gs / 2; ++k2) {
+                d[2 * k2] = (static_cast<float>(qb[k2] & 15) - z) * s;
+                d[2 * k2 + 1] = (static_cast<float>(qb[k2] >> 4) - z) * s;
+              }
+            } else {
+              const int8_t* qb = reinterpret_cast<const int8_t*>(wr) + g * gs;
+              for (int64_t k = 0; k < gs; ++k) d[k] = (static_cast<float>(qb[k]) - z) * s;
             }
-          } else {
-            const int8_t* q = reinterpret_cast<const int8_t*>(wr) + g * gs;
-            for (int64_t k = 0; k < gs; ++k) d[k] = (static_cast<float>(q[k]) - z) * s;
           }
         }
+        // B[k, n] = panel[n * K + k]
+        gemm::pack_b(p, K, j1 - j0, gemm::MatView{panel + j0 * K, DType::f32, 1, K},
+                     static_cast<float*>(packed) + j0 * K, DType::f32);
       }
     });
-    // B[k, n] = panel[n * K + k]
-    gemm::pack_b(p, K, nn, gemm::MatView{panel, DType::f32, 1, K}, packed, DType::f32);
     gemm::Epilogue ep;
     if (a.bias)
       ep.add = gemm::MatView{static_cast<const uint8_t*>(a.bias) + n0 * static_cast<int64_t>(bsz),
