@@ -124,6 +124,7 @@ inline void run(const qgemm::Args& a) {
   const int64_t kc4 = (K4 + nkb - 1) / nkb;
   parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
     alignas(64) static thread_local int32_t cbuf[MC * NC];
+    alignas(64) int32_t tile1[kMR * kNR];  // one K block: a single L1-hot tile
     for (int64_t t = b; t < e; ++t) {
       const int64_t im = t % tm, in = t / tm;  // consecutive tasks share a block of W
       const int64_t m0 = im * MC, m1 = std::min(M, m0 + MC);
@@ -136,7 +137,9 @@ inline void run(const qgemm::Args& a) {
           const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
           for (int64_t mm = m0; mm < m1; mm += kMR) {
             const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
-            int32_t* tile = cbuf + ((p0 - n0) / kNR * (MC / kMR) + (mm - m0) / kMR) * kMR * kNR;
+            int32_t* tile =
+                nkb == 1 ? tile1
+                         : cbuf + ((p0 - n0) / kNR * (MC / kMR) + (mm - m0) / kMR) * kMR * kNR;
             kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4 + k40 * kMR * 4, wp, kn, tile, k40 > 0);
             if (last)
               for (int i = 0; i < mr; ++i)
