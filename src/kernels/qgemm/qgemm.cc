@@ -1,11 +1,23 @@
 // Packing of the int8 weights (shared by every ISA's kernel).
 #include "kernels/qgemm/qgemm.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "kernels/qgemm/qpack.h"
+#include "opsnn/thread_pool.h"
 
 namespace opsnn::qgemm {
 
 int64_t k4_of(int64_t K) { return (K + 3) / 4; }
+
+int64_t kc4_max(int /*mr*/, int /*nr*/) {
+  // Measured (2048x768x768, 512x4096x4096, 2048^3 on AVX-512 VNNI): blocks
+  // sized for L1 (W slice + A micro-panel <= 20 KiB) were 5-20% slower than
+  // no K blocking; the hardware streams the W panel slice from L2 well. So
+  // only K > 4096 is blocked, bounding the 6x64 panel slice at 256 KiB (L2).
+  return 1024;
+}
 
 static int64_t panels(int nr, int64_t N) { return (N + nr - 1) / nr; }
 
@@ -22,23 +34,20 @@ const int32_t* packed_colsum(const void* packed, int nr, int64_t N, int64_t K) {
 
 void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* dst) {
   const int64_t K4 = k4_of(K), P = panels(nr, N);
-  int8_t* d = static_cast<int8_t*>(dst);
+  uint8_t* d = static_cast<uint8_t*>(dst);
   int32_t* colsum = const_cast<int32_t*>(packed_colsum(dst, nr, N, K));
-  for (int64_t p = 0; p < P; ++p) {
-    int8_t* pd = d + p * nr * K4 * 4;
-    for (int j = 0; j < nr; ++j) {
-      const int64_t n = p * nr + j;
-      int32_t cs = 0;
-      for (int64_t k4 = 0; k4 < K4; ++k4)
-        for (int q = 0; q < 4; ++q) {
-          const int64_t k = k4 * 4 + q;
-          const int8_t v = (n < N && k < K) ? w[n * ldw + k] : int8_t{0};
-          pd[(k4 * nr + j) * 4 + q] = v;
-          cs += v;
-        }
-      colsum[n] = cs;
+  // Panels are independent: split them across threads (each byte is written
+  // by one thread, so the result does not depend on the thread count).
+  parallel_for(P, 1, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t n0 = p * nr;
+      const int rows = static_cast<int>(std::min<int64_t>(nr, N - n0));
+      pack_panel(reinterpret_cast<const uint8_t*>(w + n0 * ldw), ldw, rows, nr, K, 0,
+                 d + n0 * K4 * 4);
+      for (int j = 0; j < nr; ++j)
+        colsum[n0 + j] = j < rows ? row_sum_i8(w + (n0 + j) * ldw, K) : 0;
     }
-  }
+  });
 }
 
 size_t workspace_bytes(int nr, int64_t M, int64_t N, int64_t K) {

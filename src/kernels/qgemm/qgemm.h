@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/qgemm/qpack.h"
 #include "opsnn/dtype.h"
 
 namespace opsnn::qgemm {
@@ -65,6 +66,8 @@ const KernelFns& fns_avx512vnni_wide();  // AVX-512 VNNI, 6x64 (K >= 1024)
 inline constexpr int64_t kWideMinK = 1024;
 
 int64_t k4_of(int64_t K);
+// Largest K block (in steps of 4 k) of the driver for a mr x nr microkernel.
+int64_t kc4_max(int mr, int nr);
 size_t packed_bytes(int nr, int64_t N, int64_t K);
 // w [N, K] int8 with row stride ldw (elements).
 void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* dst);

@@ -30,6 +30,9 @@ inline VI dp(VI acc, VI a, VI w) {
   const VI s = _mm256_add_epi32(_mm256_madd_epi16(a_even, w_even), _mm256_madd_epi16(a_odd, w_odd));
   return _mm256_add_epi32(acc, s);
 }
+inline VI loadc(const int32_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
 inline void storev(int32_t* p, VI v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 #include "kernels/qgemm/qgemm_impl.h"
 }  // namespace opsnn::simd::avx2::plain

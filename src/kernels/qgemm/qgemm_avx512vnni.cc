@@ -30,6 +30,7 @@ inline VI dp(VI acc, VI a, VI w) {
   __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(w));
   return acc;
 }
+inline VI loadc(const int32_t* p) { return _mm512_loadu_si512(p); }
 inline void storev(int32_t* p, VI v) { _mm512_storeu_si512(p, v); }
 }  // namespace vnni_ops
 

@@ -26,6 +26,9 @@ inline VI dp(VI acc, VI a, VI w) {
   __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(w));
   return acc;
 }
+inline VI loadc(const int32_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
 inline void storev(int32_t* p, VI v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 #include "kernels/qgemm/qgemm_impl.h"
 }  // namespace opsnn::simd::avx2::vnni

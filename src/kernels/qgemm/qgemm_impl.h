@@ -9,11 +9,12 @@
 constexpr int kNR = kNRV * kLanes;
 
 // a: a packed A micro-panel ([K4][kMR][4] bytes); w: a packed W panel.
+// acc_in: add to the sums already in c (a later K block), else start from 0.
 template <int MR>
-void ukernel(const uint8_t* a, const int8_t* w, int64_t K4, int32_t* c) {
+void ukernel(const uint8_t* a, const int8_t* w, int64_t K4, int32_t* c, bool acc_in) {
   VI acc[MR][kNRV];
   for (int i = 0; i < MR; ++i)
-    for (int v = 0; v < kNRV; ++v) acc[i][v] = vzero();
+    for (int v = 0; v < kNRV; ++v) acc[i][v] = acc_in ? loadc(c + i * kNR + v * kLanes) : vzero();
   for (int64_t k4 = 0; k4 < K4; ++k4) {
     VI wv[kNRV];
     for (int v = 0; v < kNRV; ++v) wv[v] = loadw(w + (k4 * kNR + v * kLanes) * 4);
@@ -26,7 +27,7 @@ void ukernel(const uint8_t* a, const int8_t* w, int64_t K4, int32_t* c) {
     for (int v = 0; v < kNRV; ++v) storev(c + i * kNR + v * kLanes, acc[i][v]);
 }
 
-using UkFn = void (*)(const uint8_t*, const int8_t*, int64_t, int32_t*);
+using UkFn = void (*)(const uint8_t*, const int8_t*, int64_t, int32_t*, bool);
 template <int... I>
 constexpr std::array<UkFn, sizeof...(I)> uk_table(std::integer_sequence<int, I...>) {
   return {&ukernel<I + 1>...};
@@ -104,48 +105,46 @@ inline void run(const qgemm::Args& a) {
   // bytes each (one cache line feeds a k4 step); K and the rows past M padded
   // with zeros.
   parallel_for(mpad / kMR, 1, [&](int64_t b, int64_t e) {
-    const uint32_t flip = a.a_signed ? 0x80808080u : 0u;
-    const int64_t kfull = K / 4;
+    const uint8_t flip = a.a_signed ? 0x80 : 0;
     for (int64_t p = b; p < e; ++p) {
-      uint8_t* dst = ap + p * kMR * lda4;
-      for (int i = 0; i < kMR; ++i) {
-        const int64_t m = p * kMR + i;
-        if (m >= M) {
-          for (int64_t k4 = 0; k4 < K4; ++k4) std::memset(dst + (k4 * kMR + i) * 4, 0, 4);
-          continue;
-        }
-        const uint8_t* src = static_cast<const uint8_t*>(a.a) + m * a.lda;
-        for (int64_t k4 = 0; k4 < kfull; ++k4) {
-          uint32_t v;
-          std::memcpy(&v, src + k4 * 4, 4);
-          v ^= flip;
-          std::memcpy(dst + (k4 * kMR + i) * 4, &v, 4);
-        }
-        if (kfull < K4) {
-          uint8_t t[4] = {0, 0, 0, 0};
-          for (int64_t k = kfull * 4; k < K; ++k)
-            t[k - kfull * 4] = static_cast<uint8_t>(src[k] ^ static_cast<uint8_t>(flip));
-          std::memcpy(dst + (kfull * kMR + i) * 4, t, 4);
-        }
-      }
+      const int rows = static_cast<int>(std::min<int64_t>(kMR, M - p * kMR));
+      qgemm::pack_panel(static_cast<const uint8_t*>(a.a) + p * kMR * a.lda, a.lda, rows, kMR, K,
+                        flip, ap + p * kMR * lda4);
     }
   });
   const int64_t MC = kMR * 8, NC = kNR * 8;
   const int64_t tm = (M + MC - 1) / MC, tn = (N + NC - 1) / NC;
   const int8_t* pw = static_cast<const int8_t*>(a.packed_w);
+  // K blocks of at most kc4_max k4 steps (equal sizes), bounding the W panel
+  // slice one microkernel call streams. The int32 sums of a block tile are kept in a per-thread
+  // buffer (MC x NC, L2) across the K blocks. Integer sums: the blocking does not change any
+  // result.
+  const int64_t kc4_max = qgemm::kc4_max(kMR, kNR);
+  const int64_t nkb = (K4 + kc4_max - 1) / kc4_max;
+  const int64_t kc4 = (K4 + nkb - 1) / nkb;
   parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
-    alignas(64) int32_t tile[kMR * kNR];
+    alignas(64) static thread_local int32_t cbuf[MC * NC];
+    alignas(64) int32_t tile1[kMR * kNR];  // one K block: a single L1-hot tile
     for (int64_t t = b; t < e; ++t) {
       const int64_t im = t % tm, in = t / tm;  // consecutive tasks share a block of W
       const int64_t m0 = im * MC, m1 = std::min(M, m0 + MC);
       const int64_t n0 = in * NC, n1 = std::min(N, n0 + NC);
-      for (int64_t p0 = n0; p0 < n1; p0 += kNR) {
-        const int8_t* wp = pw + (p0 / kNR) * kNR * lda4;
-        const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
-        for (int64_t mm = m0; mm < m1; mm += kMR) {
-          const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
-          kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4, wp, K4, tile);
-          for (int i = 0; i < mr; ++i) epilogue_row(a, tile + i * kNR, corr, mm + i, p0, nvalid);
+      for (int64_t k40 = 0; k40 < K4; k40 += kc4) {
+        const int64_t kn = std::min(kc4, K4 - k40);
+        const bool last = k40 + kn == K4;
+        for (int64_t p0 = n0; p0 < n1; p0 += kNR) {
+          const int8_t* wp = pw + (p0 / kNR) * kNR * lda4 + k40 * kNR * 4;
+          const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
+          for (int64_t mm = m0; mm < m1; mm += kMR) {
+            const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
+            int32_t* tile =
+                nkb == 1 ? tile1
+                         : cbuf + ((p0 - n0) / kNR * (MC / kMR) + (mm - m0) / kMR) * kMR * kNR;
+            kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4 + k40 * kMR * 4, wp, kn, tile, k40 > 0);
+            if (last)
+              for (int i = 0; i < mr; ++i)
+                epilogue_row(a, tile + i * kNR, corr, mm + i, p0, nvalid);
+          }
         }
       }
     }

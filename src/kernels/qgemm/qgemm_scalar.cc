@@ -29,6 +29,7 @@ inline VI dp(VI acc, VI a, VI w) {
            static_cast<int32_t>(static_cast<int8_t>((uw >> (8 * q)) & 0xffu));
   return acc;
 }
+inline VI loadc(const int32_t* p) { return *p; }
 inline void storev(int32_t* p, VI v) { *p = v; }
 #include "kernels/qgemm/qgemm_impl.h"
 }  // namespace opsnn::simd::scalar::plain

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "opsnn/cpu.h"
 #include "opsnn/dtype.h"
 
 namespace opsnn::quant {
@@ -72,10 +73,21 @@ struct WqArgs {
   const void* bias = nullptr;
   DType yt = DType::f32;
   void* y = nullptr;
-  void* ws = nullptr;  // wq_workspace_bytes(M, K, group)
+  void* ws = nullptr;     // wq_workspace_bytes(M, K, group)
+  Isa isa = Isa::scalar;  // the kernel's ISA (the f32 GEMM path uses the same level)
 };
 using WqFn = void (*)(const WqArgs&);
+// M >= kWqGemmMinM: blocks of kWqGemmNb weight rows are dequantized into an
+// f32 panel (4 x K x kWqGemmNb bytes: an L3-sized panel, not L2 - the engine
+// repacks all of x for every block, so narrow blocks lose; measured on
+// 4096x4096: 128-row blocks were 1.7x slower than 1024-row ones at M = 1024,
+// and the path only beats the tiled kernel from M ~ 512) and multiplied by all M rows of x with the
+// f32 GEMM engine.
+inline constexpr int64_t kWqGemmMinM = 512;
+inline constexpr int64_t kWqGemmNb = 1024;
 inline size_t wq_workspace_bytes(int64_t M, int64_t K, int group) {
+  if (M >= kWqGemmMinM)  // the f32 panel + its packed copy (padded to any GEMM panel width)
+    return static_cast<size_t>((2 * kWqGemmNb + 64) * K) * sizeof(float) + 128;
   return static_cast<size_t>(M * K + M * (K / group)) * sizeof(float) + 64;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/gemm/gemm.h"
 #include "kernels/qgemm/qvec_scalar.h"
 #include "ops/quant/quant.h"
 #include "opsnn/thread_pool.h"
