@@ -19,6 +19,8 @@ namespace opsnn::simd::avx512::bf16dot {
 using namespace detail;
 
 constexpr int MR = 14, NV = 2, NR = NV * 16;
+// Decode weight-stream prefetch distance in k-pairs (128 B each).
+constexpr int kPfPairs = 32;
 
 template <int R>
 void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t ldc, int ncols,
@@ -38,9 +40,9 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
     __m512i bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + (k * NR + v * 16) * 2);
-    if constexpr (R <= 8) {  // decode: the weight stream, ~2 KiB ahead
-      __builtin_prefetch(b + ((k + 16) * NR) * 2, 0, 0);
-      __builtin_prefetch(b + ((k + 16) * NR + 32) * 2, 0, 0);
+    if constexpr (R <= 8) {  // decode: the weight stream, ~4 KiB ahead
+      __builtin_prefetch(b + ((k + kPfPairs) * NR) * 2, 0, 0);
+      __builtin_prefetch(b + ((k + kPfPairs) * NR + 32) * 2, 0, 0);
     } else {
       __builtin_prefetch(b + ((k + 8) * NR) * 2, 0, 3);
       __builtin_prefetch(b + ((k + 8) * NR + 32) * 2, 0, 3);

@@ -202,7 +202,7 @@ inline void finish_tile(const Epilogue& ep, const float* c, int64_t ldc, int row
 // ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
 // a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
 // c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
-inline constexpr int kPfRows = 16;
+inline constexpr int kPfRows = 32;
 template <int MR, int NV, class TB>
 void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb, float* c,
          int64_t ldc, int ncols, bool accumulate) {
@@ -215,7 +215,8 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
     Vf bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes);
-    // The weight stream (decode): prefetch ~2 KiB ahead, every line of the row.
+    // The weight stream (decode): prefetch ~4 KiB ahead (kPfRows rows of the
+    // 14x32 panel), every line of the row.
     {
       const char* pf = reinterpret_cast<const char*>(b + (k + kPfRows) * ldb);
 #pragma GCC unroll 8
