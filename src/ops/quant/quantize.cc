@@ -10,6 +10,7 @@
 
 #include "ops/builtin_ops.h"
 #include "ops/common/checks.h"
+#include "ops/common/isa_kernels.h"
 #include "ops/quant/quant.h"
 #include "opsnn/op.h"
 
@@ -55,6 +56,37 @@ Split split_of(const OpCall& call) {
   sp.channels = x.shape[static_cast<size_t>(sp.axis)];
   for (int64_t d = sp.axis + 1; d < x.rank(); ++d) sp.inner *= x.shape[static_cast<size_t>(d)];
   return sp;
+}
+
+// The argument block of quantize and dequantize (the same fields, per channel).
+template <class Args>
+Args channel_args(const OpCall& call, const Tensor* in, Tensor* out) {
+  const Split sp = split_of(call);
+  Args a;
+  a.xt = in[0].dtype();
+  a.x = in[0].data();
+  a.yt = out[0].dtype();
+  a.y = out[0].data();
+  a.outer = sp.outer;
+  a.channels = sp.channels;
+  a.inner = sp.inner;
+  a.scale = in[1].data_as<float>();
+  a.zp = call.has_input(2) ? in[2].data() : nullptr;
+  return a;
+}
+
+// `<op>_{avx512,avx2,scalar}` for f32/bf16 inputs; run(call, in, out, isa).
+template <class Run>
+void add_quant_kernels(Registry& r, const std::string& op, Run run) {
+  ops::add_isa_kernels(r, op, ops::PerIsa<Isa>{Isa::avx512, Isa::avx2, Isa::scalar},
+                       [run](Isa isa, Isa) {
+                         return simple_kernel(
+                             [run, isa](const OpCall& call, const Tensor* in, Tensor* out, void*) {
+                               run(call, in, out, isa);
+                             },
+                             nullptr);
+                       },
+                       "", {DType::f32, DType::bf16});
 }
 
 void check_scale_zp(const OpCall& call, std::initializer_list<DType> zp_types) {
@@ -158,31 +190,9 @@ void add_quantize(Registry& r) {
   };
   r.add_op(std::move(s));
 
-  int priority = 30;
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::scalar}) {
-    KernelDesc k;
-    k.name = std::string("quantize_") + isa_name(isa);
-    k.isa = isa;
-    k.dtypes = {DType::f32, DType::bf16};
-    k.priority = priority -= 10;
-    k.create = simple_kernel(
-        [isa](const OpCall& call, const Tensor* in, Tensor* out, void*) {
-          const Split sp = split_of(call);
-          quant::QuantizeArgs a;
-          a.xt = in[0].dtype();
-          a.x = in[0].data();
-          a.yt = out[0].dtype();
-          a.y = out[0].data();
-          a.outer = sp.outer;
-          a.channels = sp.channels;
-          a.inner = sp.inner;
-          a.scale = in[1].data_as<float>();
-          a.zp = call.has_input(2) ? in[2].data() : nullptr;
-          fns_for(isa).quantize(a);
-        },
-        nullptr);
-    r.add_kernel("quantize", std::move(k));
-  }
+  add_quant_kernels(r, "quantize", [](const OpCall& call, const Tensor* in, Tensor* out, Isa isa) {
+    fns_for(isa).quantize(channel_args<quant::QuantizeArgs>(call, in, out));
+  });
 }
 
 // ---- dequantize -------------------------------------------------------------------
@@ -250,31 +260,10 @@ void add_dequantize(Registry& r) {
   };
   r.add_op(std::move(s));
 
-  int priority = 30;
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::scalar}) {
-    KernelDesc k;
-    k.name = std::string("dequantize_") + isa_name(isa);
-    k.isa = isa;
-    k.dtypes = {DType::f32, DType::bf16};
-    k.priority = priority -= 10;
-    k.create = simple_kernel(
-        [isa](const OpCall& call, const Tensor* in, Tensor* out, void*) {
-          const Split sp = split_of(call);
-          quant::DequantizeArgs a;
-          a.xt = in[0].dtype();
-          a.x = in[0].data();
-          a.yt = out[0].dtype();
-          a.y = out[0].data();
-          a.outer = sp.outer;
-          a.channels = sp.channels;
-          a.inner = sp.inner;
-          a.scale = in[1].data_as<float>();
-          a.zp = call.has_input(2) ? in[2].data() : nullptr;
-          fns_for(isa).dequantize(a);
-        },
-        nullptr);
-    r.add_kernel("dequantize", std::move(k));
-  }
+  add_quant_kernels(r, "dequantize",
+                    [](const OpCall& call, const Tensor* in, Tensor* out, Isa isa) {
+                      fns_for(isa).dequantize(channel_args<quant::DequantizeArgs>(call, in, out));
+                    });
 }
 
 // ---- quantize_dynamic -------------------------------------------------------------
@@ -355,30 +344,20 @@ void add_quantize_dynamic(Registry& r) {
   };
   r.add_op(std::move(s));
 
-  int priority = 30;
-  for (Isa isa : {Isa::avx512, Isa::avx2, Isa::scalar}) {
-    KernelDesc k;
-    k.name = std::string("quantize_dynamic_") + isa_name(isa);
-    k.isa = isa;
-    k.dtypes = {DType::f32, DType::bf16};
-    k.priority = priority -= 10;
-    k.create = simple_kernel(
-        [isa](const OpCall& call, const Tensor* in, Tensor* out, void*) {
-          quant::DynamicArgs a;
-          a.xt = in[0].dtype();
-          a.x = in[0].data();
-          a.yt = out[0].dtype();
-          a.y = out[0].data();
-          a.scale = out[1].data_as<float>();
-          a.zp = out[2].data();
-          a.cols = call.in(0).shape.back();
-          a.rows = out[1].numel();  // one scale per row, also when K == 0
-          a.symmetric = call.attrs.i("symmetric") == 1;
-          fns_for(isa).dynamic(a);
-        },
-        nullptr);
-    r.add_kernel("quantize_dynamic", std::move(k));
-  }
+  add_quant_kernels(r, "quantize_dynamic",
+                    [](const OpCall& call, const Tensor* in, Tensor* out, Isa isa) {
+                      quant::DynamicArgs a;
+                      a.xt = in[0].dtype();
+                      a.x = in[0].data();
+                      a.yt = out[0].dtype();
+                      a.y = out[0].data();
+                      a.scale = out[1].data_as<float>();
+                      a.zp = out[2].data();
+                      a.cols = call.in(0).shape.back();
+                      a.rows = out[1].numel();  // one scale per row, also when K == 0
+                      a.symmetric = call.attrs.i("symmetric") == 1;
+                      fns_for(isa).dynamic(a);
+                    });
 }
 
 }  // namespace
