@@ -190,23 +190,9 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
     const int64_t mb = task % nmb, nb = task / nmb;
     const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
     const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
-    float* c;
-    int64_t ldc;
-    if (direct_c) {
-      c = static_cast<float*>(out.p) + m0 * out.ld + n0;
-      ldc = out.ld;
-    } else {
-      ldc = ceil_div(nlen, NR) * NR;
-      c = scratch_c().get(static_cast<size_t>(mlen * ldc));
-    }
-    if (K == 0) {
-      for (int64_t i = 0; i < mlen; ++i)
-        for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
-      for (int64_t jp = n0; jp < n0 + nlen; jp += NR)
-        finish_tile(ep, c + (jp - n0), ldc, static_cast<int>(mlen),
-                    static_cast<int>(std::min<int64_t>(NR, N - jp)), m0, jp, NR, Nfull, out);
-      return;
-    }
+    int64_t ldc = 0;
+    float* c = task_c(out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
+    if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
     // bf16 pairs: MR * kc bf16 = MR * kc / 2 floats of scratch.
     uint16_t* abuf = reinterpret_cast<uint16_t*>(
         scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc / 2 + 16)));

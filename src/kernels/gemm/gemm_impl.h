@@ -470,6 +470,29 @@ inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The C block a task accumulates into: the output itself when it is f32 and
+// not gated, else this thread's scratch tile (converted by finish_tile).
+inline float* task_c(const OutView& out, bool direct_c, int64_t m0, int64_t n0, int64_t mlen,
+                     int64_t nlen, int nr, int64_t* ldc) {
+  if (direct_c) {
+    *ldc = out.ld;
+    return static_cast<float*>(out.p) + m0 * out.ld + n0;
+  }
+  *ldc = ceil_div(nlen, nr) * nr;
+  return scratch_c().get(static_cast<size_t>(mlen * *ldc));
+}
+
+// K == 0: C = 0, then each tile's epilogue (bias, activation, residual).
+inline void finish_empty_k(const Epilogue& ep, float* c, int64_t ldc, int64_t m0, int64_t mlen,
+                           int64_t n0, int64_t nlen, int nr, int64_t N, int64_t Nfull,
+                           const OutView& out) {
+  for (int64_t i = 0; i < mlen; ++i)
+    for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
+  for (int64_t jp = n0; jp < n0 + nlen; jp += nr)
+    finish_tile(ep, c + (jp - n0), ldc, static_cast<int>(mlen),
+                static_cast<int>(std::min<int64_t>(nr, N - jp)), m0, jp, nr, Nfull, out);
+}
+
 // ---- the driver -----------------------------------------------------------------
 // The tile grid: nmb x nnb tasks of mc x nc (blocks evened out). Compute-bound
 // shapes pick the grid with the smallest modelled makespan: a task of
@@ -583,23 +606,9 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
     const int64_t mb = task % nmb, nb = task / nmb;
     const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
     const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
-    float* c;
-    int64_t ldc;
-    if (direct_c) {
-      c = static_cast<float*>(out.p) + m0 * out.ld + n0;
-      ldc = out.ld;
-    } else {
-      ldc = ceil_div(nlen, NR) * NR;
-      c = scratch_c().get(static_cast<size_t>(mlen * ldc));
-    }
-    if (K == 0) {
-      for (int64_t i = 0; i < mlen; ++i)
-        for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
-      for (int64_t jp = n0; jp < n0 + nlen; jp += NR)
-        finish_tile(ep, c + (jp - n0), ldc, static_cast<int>(mlen),
-                    static_cast<int>(std::min<int64_t>(NR, N - jp)), m0, jp, NR, Nfull, out);
-      return;
-    }
+    int64_t ldc = 0;
+    float* c = task_c(out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
+    if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
     if (direct_a) {
       // Decode: each B panel is streamed once from start to end (all K), the
       // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
