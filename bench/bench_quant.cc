@@ -4,7 +4,7 @@
 //  - compute bound: matmul_int8 (W8A8, pre-packed, f32 dequantized output)
 //    vs f32 pre-packed matmul; GOP/s and the ratio
 // Each round runs every contender of a shape once (interleaved), min/median
-// over the rounds. Run under `/work/wt/cpu bench` on the shared machine:
+// over the rounds. Run it on an otherwise idle machine:
 //   build/bench/opsnn_bench_quant [rounds] [threads] [all|decode|compute]
 #include <algorithm>
 #include <chrono>
