@@ -14,14 +14,7 @@
 
 namespace opsnn::simd::avx2::plain {
 constexpr int kMR = 4, kNRV = 2;
-using VI = __m256i;
-inline VI vzero() { return _mm256_setzero_si256(); }
-inline VI loadw(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-inline VI bcast4(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
+#include "kernels/qgemm/qgemm_ops_avx2.inc"
 inline VI dp(VI acc, VI a, VI w) {
   const VI a_even = _mm256_and_si256(a, _mm256_set1_epi16(0x00ff));
   const VI a_odd = _mm256_srli_epi16(a, 8);
@@ -30,10 +23,6 @@ inline VI dp(VI acc, VI a, VI w) {
   const VI s = _mm256_add_epi32(_mm256_madd_epi16(a_even, w_even), _mm256_madd_epi16(a_odd, w_odd));
   return _mm256_add_epi32(acc, s);
 }
-inline VI loadc(const int32_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-inline void storev(int32_t* p, VI v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 #include "kernels/qgemm/qgemm_impl.h"
 }  // namespace opsnn::simd::avx2::plain
 

@@ -340,6 +340,22 @@ inline __m512 hsum16(const Vf* a) {
   return _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));
 }
 
+// The 16 sums of hsum16 as NR rows of 16 / NR scores (row stride lds).
+template <int NR>
+inline void store_sums16(__m512 z, float* s, int64_t lds) {
+  if constexpr (NR == 1) {
+    _mm512_storeu_ps(s, z);
+  } else if constexpr (NR == 2) {
+    _mm256_storeu_ps(s, _mm512_castps512_ps256(z));
+    _mm256_storeu_ps(s + lds, _mm512_extractf32x8_ps(z, 1));
+  } else {
+    _mm_storeu_ps(s, _mm512_castps512_ps128(z));
+    _mm_storeu_ps(s + lds, _mm512_extractf32x4_ps(z, 1));
+    _mm_storeu_ps(s + 2 * lds, _mm512_extractf32x4_ps(z, 2));
+    _mm_storeu_ps(s + 3 * lds, _mm512_extractf32x4_ps(z, 3));
+  }
+}
+
 template <int NR, class T>
 inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_t nb2,
                          int64_t nfull, int tail, float* s, int64_t lds) {
@@ -377,17 +393,7 @@ inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_
   Vf in[16];
   for (int n = 0; n < 16; ++n) in[4 * (n % 4) + n / 4] = acc[n / NK][n % NK];
   const __m512 z = hsum16(in);
-  if constexpr (NR == 1) {
-    _mm512_storeu_ps(s, z);
-  } else if constexpr (NR == 2) {
-    _mm256_storeu_ps(s, _mm512_castps512_ps256(z));
-    _mm256_storeu_ps(s + lds, _mm512_extractf32x8_ps(z, 1));
-  } else {
-    _mm_storeu_ps(s, _mm512_castps512_ps128(z));
-    _mm_storeu_ps(s + lds, _mm512_extractf32x4_ps(z, 1));
-    _mm_storeu_ps(s + 2 * lds, _mm512_extractf32x4_ps(z, 2));
-    _mm_storeu_ps(s + 3 * lds, _mm512_extractf32x4_ps(z, 3));
-  }
+  store_sums16<NR>(z, s, lds);
 }
 #endif
 
@@ -444,17 +450,7 @@ inline void few_scores_dp(const bf16* const* kr, const uint16_t* q16, int64_t ld
     Vf in[16];
     for (int n = 0; n < 16; ++n) in[4 * (n % 4) + n / 4] = Vf{acc[n / NK][n % NK]};
     const __m512 z = _mm512_mul_ps(hsum16(in), _mm512_set1_ps(scale));
-    if constexpr (NR == 1) {
-      _mm512_storeu_ps(s, z);
-    } else if constexpr (NR == 2) {
-      _mm256_storeu_ps(s, _mm512_castps512_ps256(z));
-      _mm256_storeu_ps(s + lds, _mm512_extractf32x8_ps(z, 1));
-    } else {
-      _mm_storeu_ps(s, _mm512_castps512_ps128(z));
-      _mm_storeu_ps(s + lds, _mm512_extractf32x4_ps(z, 1));
-      _mm_storeu_ps(s + 2 * lds, _mm512_extractf32x4_ps(z, 2));
-      _mm_storeu_ps(s + 3 * lds, _mm512_extractf32x4_ps(z, 3));
-    }
+    store_sums16<NR>(z, s, lds);
   } else {
     for (int r = 0; r < NR; ++r)
       for (int k = 0; k < NK; ++k) s[r * lds + k] = _mm512_reduce_add_ps(acc[r][k]) * scale;
