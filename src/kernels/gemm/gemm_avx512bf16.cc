@@ -102,6 +102,23 @@ void pack_a_pairs(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_
   for (int64_t r0 = 0; r0 < mlen; r0 += MR) {
     uint16_t* d = dst + r0 * kp * 2;
     const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - r0));
+    if (rows == MR && a.t == DType::bf16 && a.cs == 1 && kl >= 32) {
+      // Whole pairs are 32-bit words: 16 pair-columns of the MR rows at a time
+      // are a 32-bit transpose; the rest (and an odd tail) below.
+      const float* sr[MR];
+      for (int i = 0; i < MR; ++i)
+        sr[i] = reinterpret_cast<const float*>(static_cast<const bf16*>(a.p) +
+                                               (m0 + r0 + i) * a.rs + k0);
+      const int64_t full = kl / 2 / 16 * 16;
+      float* d32 = reinterpret_cast<float*>(d);
+      for (int64_t q = 0; q < full; q += 16) transpose_cols16<MR>(sr, q, d32 + q * MR);
+      for (int i = 0; i < MR; ++i) {
+        const bf16* s = static_cast<const bf16*>(a.p) + (m0 + r0 + i) * a.rs + k0;
+        for (int64_t k = 2 * full; k < kl; ++k) d[((k / 2) * MR + i) * 2 + (k & 1)] = s[k].bits;
+        if (kl & 1) d[((kl / 2) * MR + i) * 2 + 1] = 0;
+      }
+      continue;
+    }
     for (int i = 0; i < rows; ++i) {
       const int64_t row = m0 + r0 + i;
       if (a.t == DType::bf16 && a.cs == 1) {
@@ -185,7 +202,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
       make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR, std::max<int64_t>(p.nc / NR, 1) * NR,
                 MR, NR, num_threads(), M <= MR, 64.0);
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
-  const bool direct_c = out.t == DType::f32 && !ep.gated;
+  const bool direct_c = out.t == DType::f32 && !ep.gated && !c_stride_aliases(out.ld);
   parallel_tasks(nmb * nnb, [&](int64_t task) {
     const int64_t mb = task % nmb, nb = task / nmb;
     const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
