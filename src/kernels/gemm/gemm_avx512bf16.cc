@@ -22,9 +22,11 @@ constexpr int MR = 14, NV = 2, NR = NV * 16;
 // Decode weight-stream prefetch distance in k-pairs (128 B each).
 constexpr int kPfPairs = 32;
 
+// ob != nullptr: the sums (plus c when accumulating) go to the bf16 output
+// rows ob (stride ldo) instead of c: the last K-block of a trivial epilogue.
 template <int R>
 void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t ldc, int ncols,
-            bool accumulate) {
+            bool accumulate, bf16* ob, int64_t ldo) {
   __m512 acc[R][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) {
@@ -63,14 +65,22 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
       const int n = ncols - v * 16;
       float* p = c + i * ldc + v * 16;
       const Vf x{acc[i][v]};
-      if (n >= 16)
+      if (ob) {
+        bf16* o = ob + i * ldo + v * 16;
+        if (n >= 16)
+          store(o, accumulate ? load(p) + x : x);
+        else if (n > 0)
+          store_n(o, accumulate ? load_n(p, n) + x : x, n);
+      } else if (n >= 16) {
         store(p, accumulate ? load(p) + x : x);
-      else if (n > 0)
+      } else if (n > 0) {
         store_n(p, accumulate ? load_n(p, n) + x : x, n);
+      }
     }
 }
 
-using DpFn = void (*)(int64_t, const uint32_t*, const uint16_t*, float*, int64_t, int, bool);
+using DpFn = void (*)(int64_t, const uint32_t*, const uint16_t*, float*, int64_t, int, bool, bf16*,
+                      int64_t);
 template <int... Ms>
 constexpr auto dp_table(std::integer_sequence<int, Ms...>) {
   return std::array<DpFn, sizeof...(Ms)>{&ukr_dp<Ms + 1>...};
@@ -156,11 +166,11 @@ void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& 
   const uint32_t* a32 = reinterpret_cast<const uint32_t*>(abuf);
   const int64_t threads = num_threads();
   if (use_split_k(M, MR, npan, nkb, threads))
-    return run_split_k(rows, N, K, kc, NR, ep, Nfull, out,
-                       [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
-                         table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR,
-                                         pb + (pnl * kpt + k0 / 2) * NR * 2, dst, NR, NR, false);
-                       });
+    return run_split_k(
+        rows, N, K, kc, NR, ep, Nfull, out, [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
+          table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR, pb + (pnl * kpt + k0 / 2) * NR * 2,
+                          dst, NR, NR, false, nullptr, 0);
+        });
   const Grid g = make_grid(M, N, MR, NR, MR, NR, threads, true);
   const bool direct_c = out.t == DType::f32 && !ep.gated;
   parallel_tasks(g.nnb, [&](int64_t nb) {
@@ -180,7 +190,7 @@ void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& 
       for (int64_t k0 = 0; k0 < K; k0 += kc) {
         const int64_t kl = std::min(kc, K - k0);
         table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR, bp + (k0 / 2) * NR * 2, ct, ldc, ncols,
-                        k0 > 0);
+                        k0 > 0, nullptr, 0);
       }
       finish_tile(ep, ct, ldc, rows, ncols, 0, jp, NR, Nfull, out);
     }
@@ -203,6 +213,8 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
                 MR, NR, num_threads(), M <= MR, 64.0);
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32 && !ep.gated && !c_stride_aliases(out.ld);
+  // bf16 output, nothing to apply: the kernel converts on its last K-block.
+  const bool fused_bf16 = out.t == DType::bf16 && !ep.gated && ep.trivial();
   parallel_tasks(nmb * nnb, [&](int64_t task) {
     const int64_t mb = task % nmb, nb = task / nmb;
     const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
@@ -217,15 +229,24 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
       const int64_t kl = std::min(kc, K - k0), kp = (kl + 1) / 2;
       const bool last = k0 + kl == K;
       pack_a_pairs(a, m0, mlen, k0, kl, abuf);
+      const int64_t nrp = ceil_div(mlen, MR), blines = ceil_div(kp * NR * 4, 64);
       for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
         const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
         const uint16_t* bp = pb + ((jp / NR) * kpt + k0 / 2) * NR * 2;
-        for (int64_t ir = 0; ir < mlen; ir += MR) {
+        // The next B micro-panel (another panel): into L2, a slice per call.
+        const char* bnext =
+            jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + kpt * NR * 2) : nullptr;
+        for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
           const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
           float* ct = c + ir * ldc + (jp - n0);
+          if (bnext)
+            for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
+              __builtin_prefetch(bnext + l * 64, 0, 2);
+          bf16* ob =
+              last && fused_bf16 ? static_cast<bf16*>(out.p) + (m0 + ir) * out.ld + jp : nullptr;
           table[rows - 1](kp, reinterpret_cast<const uint32_t*>(abuf + ir * kp * 2), bp, ct, ldc,
-                          ncols, k0 > 0);
-          if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
+                          ncols, k0 > 0, ob, out.ld);
+          if (last && !ob) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
         }
       }
     }
