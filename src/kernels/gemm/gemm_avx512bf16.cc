@@ -206,7 +206,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   const int64_t kpt = (K + 1) / 2;  // pairs in a panel
   // A bf16 B micro-panel is half the bytes of an f32 one: twice the K-block
   // for the same L1 footprint (and half the C read-modify-writes).
-  int64_t kc = std::max<int64_t>(p.kc, 1) * 2;
+  const int64_t kc = std::max<int64_t>(even_kc(std::max<int64_t>(p.kc, 1) * 2, K, 2), 2);
   if (M <= MR && K > 0) return run_dp_small_m(M, N, K, kc, a, pb, out, ep, Nfull);
   const Grid g =
       make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR, std::max<int64_t>(p.nc / NR, 1) * NR,

@@ -553,6 +553,17 @@ inline void finish_empty_k(const Epilogue& ep, float* c, int64_t ldc, int64_t m0
                 static_cast<int>(std::min<int64_t>(nr, N - jp)), m0, jp, nr, Nfull, out);
 }
 
+// K-blocks of equal size, at most kc (a multiple of `mult`): 640 = 4 x 160
+// rather than 3 x 192 + 64, whose short last block pays a whole C
+// read-modify-write and kernel entry for a third of the work. Depends on K
+// only, never on the thread count.
+inline int64_t even_kc(int64_t kc, int64_t K, int64_t mult) {
+  if (K <= 0) return 0;
+  kc = std::min(std::max<int64_t>(kc, 1), K);
+  const int64_t nkb = ceil_div(K, kc);
+  return ceil_div(ceil_div(K, nkb), mult) * mult;
+}
+
 // ---- the driver -----------------------------------------------------------------
 // The tile grid: nmb x nnb tasks of mc x nc (blocks evened out). Compute-bound
 // shapes pick the grid with the smallest modelled makespan: a task of
@@ -645,7 +656,7 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   // Gated: the grid runs over the packed (gate/value-paired) columns.
   const int64_t Nfull = N;
   if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
-  const int64_t kc = K > 0 ? std::min<int64_t>(std::max<int64_t>(p.kc, 1), K) : 0;
+  const int64_t kc = even_kc(p.kc, K, 1);
   // Decode: A read in place (no packing) when it is one row panel of f32.
   const bool direct_a = M <= MR && a.t == DType::f32 && a.cs == 1;
   if (direct_a && K > 0 && use_split_k(M, MR, ceil_div(N, NR), ceil_div(K, kc), num_threads())) {
