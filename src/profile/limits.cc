@@ -1,6 +1,7 @@
 #include "profile/limits.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -124,13 +125,27 @@ double measure_fma_peak_gflops() {
   double best = 0;
   for (int rep = 0; rep < 5; ++rep) {
     std::vector<double> flops(static_cast<size_t>(threads));
-    const auto t0 = Clock::now();
+    std::vector<Clock::time_point> begin(flops.size()), end(flops.size());
+    std::atomic<int> started{0};
     parallel_tasks(threads, [&](int64_t t) {
-      flops[static_cast<size_t>(t)] = isa == Isa::avx512 ? detail::fma_loop_avx512(iters)
-                                      : isa == Isa::avx2 ? detail::fma_loop_avx2(iters)
-                                                         : detail::fma_loop_scalar(iters / 8);
+      // Each thread runs one loop, all at once, timed from the barrier:
+      // without it a worker that woke late (another library's threads
+      // spinning) left the caller to run both loops in turn, and the probe
+      // read half the peak.
+      started.fetch_add(1);
+      const auto w0 = Clock::now();
+      while (started.load() < threads && seconds_since(w0) < 0.5) {
+      }
+      const auto i = static_cast<size_t>(t);
+      begin[i] = Clock::now();
+      flops[i] = isa == Isa::avx512 ? detail::fma_loop_avx512(iters)
+                 : isa == Isa::avx2 ? detail::fma_loop_avx2(iters)
+                                    : detail::fma_loop_scalar(iters / 8);
+      end[i] = Clock::now();
     });
-    const double s = seconds_since(t0);
+    const double s = std::chrono::duration<double>(*std::max_element(end.begin(), end.end()) -
+                                                   *std::min_element(begin.begin(), begin.end()))
+                         .count();
     double total = 0;
     for (double f : flops) total += f;
     best = std::max(best, total / s / 1e9);
