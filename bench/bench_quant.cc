@@ -16,6 +16,7 @@
 
 #include "opsnn/bench.h"
 #include "opsnn/opsnn.h"
+#include "side_by_side.h"
 
 #ifdef OPSNN_BENCH_DNNL
 // Built as opsnn_bench_quant_peers (-DOPSNN_BUILD_PEER_BENCH=ON): adds
@@ -27,27 +28,15 @@ namespace {
 
 using namespace opsnn;
 
-struct Stat {
-  double min_ms = 0, med_ms = 0;
-};
-
+using bench::Stat;
+// Every contender is followed by a 20 ms busy-wait gap (see side_by_side.h):
+// without it oneDNN's OpenMP workers, still spinning after their call, took a
+// core from whichever contender ran next (our f32 2048x768x768 read 9.2 ms
+// instead of 5.5).
 std::vector<Stat> time_side_by_side(std::vector<std::function<void()>>& fns, int rounds) {
-  const size_t n = fns.size();
-  std::vector<std::vector<double>> t(n);
-  for (auto& f : fns) f();  // warm up
-  for (int r = 0; r < rounds; ++r)
-    for (size_t i = 0; i < n; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      fns[i]();
-      t[i].push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-  std::vector<Stat> s(n);
-  for (size_t i = 0; i < n; ++i) {
-    std::sort(t[i].begin(), t[i].end());
-    s[i] = {t[i].front(), t[i][t[i].size() / 2]};
-  }
-  return s;
+  std::vector<bench::Contender> cs;
+  for (auto& f : fns) cs.push_back({f, 20});
+  return bench::time_side_by_side(cs, rounds);
 }
 
 uint32_t next(uint32_t& s) {

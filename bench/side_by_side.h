@@ -1,0 +1,72 @@
+// Interleaved side-by-side timing for the peer benchmarks (ours, oneDNN,
+// OpenBLAS, ... in one process).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace opsnn::bench {
+
+struct Stat {
+  double min_ms = 0, med_ms = 0;
+};
+
+// Interleaved timing: each round runs every contender once, so all see the
+// same load on this shared machine. Before each call the machine is left idle
+// for that contender's predecessor's `gap_ms`: OpenBLAS's pthread workers keep
+// spinning (sched_yield) for up to 2^28 TSC ticks (~0.1 s) after a call
+// returns, and oneDNN's OpenMP workers for milliseconds; on this 2-core
+// machine that spinning would otherwise steal a core from whichever contender
+// runs next. With the gaps every contender starts from a machine that no
+// other library's threads are spinning on, as it would in a process that only
+// runs that library. The calling thread busy-waits through a gap (sleeping
+// lets the idle vCPUs of this VM be descheduled, and the wake-up latency then
+// lands in the next call: min/median spread 2x); OPSNN_PEER_SLEEP=1 sleeps
+// instead. OPSNN_PEER_GAP_MS scales all gaps (default 20 ms after ours and
+// oneDNN, 150 ms after OpenBLAS).
+struct Contender {
+  std::function<void()> fn;
+  int gap_ms;
+};
+std::vector<Stat> time_side_by_side(std::vector<Contender>& cs, int rounds) {
+  const size_t n = cs.size();
+  const char* g = std::getenv("OPSNN_PEER_GAP_MS");
+  const double scale = g ? std::atof(g) / 20.0 : 1.0;
+  const bool spin = std::getenv("OPSNN_PEER_SLEEP") == nullptr;
+  auto gap = [&](size_t i) {
+    const int ms = static_cast<int>(cs[i].gap_ms * scale);
+    if (ms <= 0) return;
+    if (spin) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
+  };
+  std::vector<std::vector<double>> t(n);
+  for (size_t i = 0; i < n; ++i) {  // warm up
+    cs[i].fn();
+    gap(i);
+  }
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < n; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      cs[i].fn();
+      t[i].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      gap(i);
+    }
+  std::vector<Stat> s(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::sort(t[i].begin(), t[i].end());
+    s[i] = {t[i].front(), t[i][t[i].size() / 2]};
+  }
+  return s;
+}
+
+}  // namespace opsnn::bench
