@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
 #include "ops/matmul/matmul/matmul_plan.h"
@@ -231,6 +232,38 @@ std::vector<CheckCase> mnk_cases(DType t, bool full) {
 }
 
 // ---- matmul ---------------------------------------------------------------------
+// The bench case of the matmul family: `--case m=..,n=..,k=..[,batch=..]`
+// (a [batch,] M x K, b [batch,] K x (b_cols_per_n * N)); the keys are taken
+// from `keys`, the caller adds its own and calls keys.done().
+CheckCase mnk_bench_case(ops::CaseKeys& keys, DType t, int64_t b_cols_per_n) {
+  const int64_t M = keys.i("m", 512), N = keys.i("n", 512), K = keys.i("k", 512),
+                B = keys.i("batch", 1);
+  const int64_t NB = N * b_cols_per_n;
+  CheckCase c;
+  c.name = "bench";
+  c.inputs = B > 1 ? std::vector<TensorDesc>{TensorDesc(t, {B, M, K}), TensorDesc(t, {B, K, NB})}
+                   : std::vector<TensorDesc>{TensorDesc(t, {M, K}), TensorDesc(t, {K, NB})};
+  c.ranges = {kRange, kRange};
+  return c;
+}
+
+// 2 * batch * M * N * K flops (N = b's columns, so a gated fused_matmul counts
+// both halves); bytes: every input (bias, residual included) and the output.
+void mnk_cost(const OpCall& call, double* bytes, double* flops) {
+  const Plan p = matmul_plan(call, 0, 1);
+  double nb = 1;
+  for (int64_t d : p.batch) nb *= static_cast<double>(d);
+  *flops =
+      2.0 * nb * static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
+  double b =
+      static_cast<double>(call.out(0).numel()) * static_cast<double>(dtype_size(call.out(0).dtype));
+  for (size_t i = 0; i < call.inputs.size(); ++i)
+    if (call.has_input(i))
+      b += static_cast<double>(call.in(i).numel()) *
+           static_cast<double>(dtype_size(call.in(i).dtype));
+  *bytes = b;
+}
+
 void add_matmul(Registry& r) {
   OpSchema s;
   s.name = "matmul";
@@ -278,26 +311,12 @@ void add_matmul(Registry& r) {
   };
   s.tolerance = default_tolerance;
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    auto get = [&](const char* k, int64_t d) { return kv.count(k) ? std::stoll(kv.at(k)) : d; };
-    const int64_t M = get("m", 512), N = get("n", 512), K = get("k", 512), B = get("batch", 1);
-    CheckCase c;
-    c.name = "bench";
-    c.inputs = B > 1 ? std::vector<TensorDesc>{TensorDesc(t, {B, M, K}), TensorDesc(t, {B, K, N})}
-                     : std::vector<TensorDesc>{TensorDesc(t, {M, K}), TensorDesc(t, {K, N})};
-    c.ranges = {kRange, kRange};
+    ops::CaseKeys keys("matmul", kv);
+    CheckCase c = mnk_bench_case(keys, t, 1);
+    keys.done();
     return c;
   };
-  s.cost = [](const OpCall& call, double* bytes, double* flops) {
-    const Plan p = matmul_plan(call, 0, 1);
-    double nb = 1;
-    for (int64_t d : p.batch) nb *= static_cast<double>(d);
-    const double es = static_cast<double>(dtype_size(call.in(0).dtype));
-    *flops =
-        2.0 * nb * static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
-    *bytes =
-        es * (static_cast<double>(call.in(0).numel()) + static_cast<double>(call.in(1).numel()) +
-              static_cast<double>(call.out(0).numel()));
-  };
+  s.cost = &mnk_cost;
   r.add_op(std::move(s));
   matmul::register_gemm_kernels(r, "matmul",
                                 [](const OpCall& call) { return matmul_plan(call, 0, 1); });
@@ -517,6 +536,27 @@ void add_fused_matmul(Registry& r) {
     return cs;
   };
   s.tolerance = default_tolerance;
+  // `--case m=..,n=..,k=..[,batch=..],act=none|relu|gelu|gelu_tanh|silu,bias=0|1,
+  // gated=0|1,residual=0|1,alpha=..`: n is the output's columns (b has 2n
+  // when gated); the GFLOP/s count b's columns.
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    ops::CaseKeys keys("fused_matmul", kv);
+    const bool gated = keys.i("gated", 0) != 0;
+    CheckCase c = mnk_bench_case(keys, t, gated ? 2 : 1);
+    const int64_t NB = c.inputs[1].shape.back();
+    Shape ys = c.inputs[0].shape;
+    ys.back() = gated ? NB / 2 : NB;
+    const bool bias = keys.i("bias", 1) != 0, residual = keys.i("residual", 0) != 0;
+    c.inputs.push_back(bias ? TensorDesc(t, {NB}) : TensorDesc::none());
+    c.inputs.push_back(residual ? TensorDesc(t, ys) : TensorDesc::none());
+    c.ranges = {kRange, kRange, kRange, kRange};
+    c.attrs = {{"activation", keys.s("act", gated ? "silu" : "gelu")},
+               {"gated", int64_t{gated ? 1 : 0}},
+               {"alpha", keys.f("alpha", 1.0)}};
+    keys.done();
+    return c;
+  };
+  s.cost = &mnk_cost;
   r.add_op(std::move(s));
   matmul::register_gemm_kernels(r, "fused_matmul", &fused_plan);
 }
