@@ -1,4 +1,7 @@
+#include <emmintrin.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>

@@ -298,7 +298,7 @@ inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp,
 #undef OPSNN_WQ_CASE
 }
 
-// M >= kWqGemmMinM: for each block of kWqGemmNb weight rows, dequantize the
+// M >= gemm_min_m (quant::WqPaths): for each block of kWqGemmNb weight rows, dequantize the
 // block into an f32 panel ((q - zp) * scale: exact difference, one rounding),
 // pack it with the f32 GEMM engine's pack_b and run the engine over all M
 // rows of x (x read in place as f32/bf16; the bias is the epilogue's add).
@@ -363,10 +363,141 @@ inline void wq_gemm(const quant::WqArgs& a) {
   }
 }
 
+// 16 rows of 16 bytes transposed: dst[c * 16 + i] = rows[i][c].
+// SSE2 (the x86-64 baseline): four rounds of unpacks, 8 -> 16 -> 32 -> 64 bits.
+inline void transpose16x16_u8(const uint8_t* const* rows, uint8_t* dst) {
+  __m128i r[16], s1[16], s2[16], s3[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i]));
+  // s1[2p + h]: rows 2p, 2p+1; 16-bit units = columns 8h .. 8h+7
+  for (int q = 0; q < 8; ++q) {
+    s1[2 * q] = _mm_unpacklo_epi8(r[2 * q], r[2 * q + 1]);
+    s1[2 * q + 1] = _mm_unpackhi_epi8(r[2 * q], r[2 * q + 1]);
+  }
+  // s2[4q + 2h + h2]: rows 4q .. 4q+3; 32-bit units = columns 8h + 4h2 .. +3
+  for (int q = 0; q < 4; ++q)
+    for (int h = 0; h < 2; ++h) {
+      const __m128i a = s1[4 * q + h], b = s1[4 * q + 2 + h];
+      s2[4 * q + 2 * h] = _mm_unpacklo_epi16(a, b);
+      s2[4 * q + 2 * h + 1] = _mm_unpackhi_epi16(a, b);
+    }
+  // s3[8o + 2c4 + h3]: rows 8o .. 8o+7; 64-bit units = columns 4c4 + 2h3, +1
+  for (int o = 0; o < 2; ++o)
+    for (int c4 = 0; c4 < 4; ++c4) {
+      const __m128i a = s2[8 * o + c4], b = s2[8 * o + 4 + c4];
+      s3[8 * o + 2 * c4] = _mm_unpacklo_epi32(a, b);
+      s3[8 * o + 2 * c4 + 1] = _mm_unpackhi_epi32(a, b);
+    }
+  // column 2u (+1): rows 0..7 from s3[u], rows 8..15 from s3[8 + u]
+  for (int u = 0; u < 8; ++u) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32 * u),
+                     _mm_unpacklo_epi64(s3[u], s3[8 + u]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32 * u + 16),
+                     _mm_unpackhi_epi64(s3[u], s3[8 + u]));
+  }
+}
+
+// Weight rows [n0, n0 + rows), all of K, dequantized ((q - zp) * scale in f32,
+// the same operations as wq_gemm) straight into the f32 GEMM engine's packed-B
+// layout: panels of nr columns, element (k, j) at dst[(j / nr) * K * nr + k * nr
+// + j % nr]; the columns past `rows` up to a multiple of nr are zeros. Per
+// block of 16 rows and 16-byte chunk of their weights (16 k for int8, 32 for
+// int4): one byte transpose, then one vector per k (and kLanes rows).
+inline void wq_dequant_packed(const quant::WqArgs& a, int64_t n0, int64_t rows, int nr,
+                              float* dst) {
+  const int64_t K = a.K, gs = a.group, G = K / gs;
+  const int64_t row_bytes = a.bits == 4 ? K / 2 : K;
+  const int64_t kpc = a.bits == 4 ? 32 : 16;  // k per 16-byte chunk
+  const int64_t prow = (rows + nr - 1) / nr * nr;
+  const float zdef = a.bits == 4 ? 8.0f : 0.0f;
+  static const uint8_t kZeros[16] = {};
+  alignas(64) uint8_t tb[256];
+  alignas(64) float sv[16], zv[16];
+  const uint8_t* rp[16];
+  for (int64_t jb = 0; jb < prow; jb += 16) {
+    const int valid = static_cast<int>(std::clamp<int64_t>(rows - jb, 0, 16));
+    const int jend = static_cast<int>(std::min<int64_t>(16, prow - jb));  // a multiple of kLanes
+    for (int64_t g = 0; g < G; ++g) {
+      for (int i = 0; i < 16; ++i) {
+        const int64_t n = n0 + jb + i;
+        sv[i] = i < valid ? a.scales[n * G + g] : 0.0f;
+        zv[i] = i >= valid    ? 0.0f
+                : !a.zp       ? zdef
+                : a.bits == 4 ? static_cast<float>(static_cast<const uint8_t*>(a.zp)[n * G + g])
+                              : static_cast<float>(static_cast<const int8_t*>(a.zp)[n * G + g]);
+      }
+      for (int64_t k0 = g * gs; k0 < (g + 1) * gs; k0 += kpc) {
+        const int64_t off = a.bits == 4 ? k0 / 2 : k0;
+        for (int i = 0; i < 16; ++i)
+          rp[i] = i < valid ? a.w + (n0 + jb + i) * row_bytes + off : kZeros;
+        transpose16x16_u8(rp, tb);
+        for (int jj = 0; jj < jend; jj += kLanes) {
+          const Vf s = load(sv + jj), z = load(zv + jj);
+          const int64_t j = jb + jj;
+          float* d = dst + (j / nr) * K * nr + j % nr + k0 * nr;
+          if (a.bits == 4) {
+            for (int c = 0; c < 16; ++c) {
+              const Vi b = load_u8x(tb + c * 16 + jj);
+              store(d + (2 * c) * nr, (nibble_lo(b) - z) * s);
+              store(d + (2 * c + 1) * nr, (nibble_hi(b) - z) * s);
+            }
+          } else {
+            for (int c = 0; c < 16; ++c) {
+              const Vi b = load_s8x(reinterpret_cast<const int8_t*>(tb + c * 16 + jj));
+              store(d + c * nr, (cvt_f32(b) - z) * s);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// panel_min_m <= M < gemm_min_m (quant::WqPaths): tasks of panel_cols weight
+// rows; each task dequantizes its rows into its workspace slot in the engine's
+// packed-B layout and runs the f32 engine (one thread: a nested parallel call
+// runs inline) over all M rows of x read in place (f32 or bf16), the bias as
+// the epilogue's add. Which slot runs a task does not change its result, and
+// the engine's rounding does not depend on the thread count: bit-identical for
+// any thread count, and equal to the wq_gemm path (same dequantized values,
+// same engine).
+inline void wq_panels(const quant::WqArgs& a) {
+  const int64_t M = a.M, N = a.N, K = a.K;
+  gemm::Params p = gemm::default_params(a.isa);
+  p.bf16_dot = false;  // f32 panels
+  const int64_t W = quant::wq_panel_cols(p.nr);
+  const int64_t ntasks = (N + W - 1) / W;
+  const int nslots = static_cast<int>(std::min<int64_t>(
+      {static_cast<int64_t>(quant::wq_panel_slots(N)), ntasks, int64_t{num_threads()}}));
+  float* base = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
+  const gemm::MatView xv{a.x, a.xt, K, 1};
+  const int64_t ysz = static_cast<int64_t>(dtype_size(a.yt)),
+                bsz = static_cast<int64_t>(dtype_size(a.bt));
+  std::atomic<int64_t> next{0};
+  parallel_tasks(nslots, [&](int64_t slot) {
+    float* buf = base + slot * W * K;
+    for (;;) {
+      const int64_t t = next.fetch_add(1, std::memory_order_relaxed);
+      if (t >= ntasks) break;
+      const int64_t n0 = t * W, nn = std::min(W, N - n0);
+      wq_dequant_packed(a, n0, nn, p.nr, buf);
+      gemm::Epilogue ep;
+      if (a.bias)
+        ep.add = gemm::MatView{static_cast<const uint8_t*>(a.bias) + n0 * bsz, a.bt, 0, 1};
+      const gemm::OutView out{static_cast<uint8_t*>(a.y) + n0 * ysz, a.yt, N};
+      gemm::run(p, M, nn, K, xv, buf, DType::f32, out, ep);
+    }
+  });
+}
+
 template <class X, class Y>
 void wq_t(const quant::WqArgs& a) {
-  if (a.M >= quant::kWqGemmMinM) {
+  const quant::WqPaths& paths = quant::wq_paths();
+  if (a.M >= paths.gemm_min_m) {
     wq_gemm(a);
+    return;
+  }
+  if (a.M >= paths.panel_min_m) {
+    wq_panels(a);
     return;
   }
   const int64_t M = a.M, N = a.N, K = a.K, G = K / a.group;
