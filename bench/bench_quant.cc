@@ -3,9 +3,13 @@
 //    and int4 (groups 32 and 128); GB/s of weight traffic and the ratio to f32
 //  - compute bound: matmul_int8 (W8A8, pre-packed, f32 dequantized output)
 //    vs f32 pre-packed matmul; GOP/s and the ratio
+//  - mid (M = 16 .. 256, part "mid", not in "all"): f32 pre-packed matmul vs
+//    matmul_wq int4/int8 (group 128) on its tiled (decode) path and on its
+//    panel path (panel_cols 128 / 256 / 512), chosen per contender through
+//    quant::wq_paths(); GFLOP/s and the ratio to f32
 // Each round runs every contender of a shape once (interleaved), min/median
 // over the rounds. Run it on an otherwise idle machine:
-//   build/bench/opsnn_bench_quant [rounds] [threads] [all|decode|compute]
+//   build/bench/opsnn_bench_quant [rounds] [threads] [all|decode|compute|mid] [M,M,..]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/quant/quant.h"
 #include "opsnn/bench.h"
 #include "opsnn/opsnn.h"
 #include "side_by_side.h"
@@ -68,7 +73,10 @@ struct WqCase {
   Op op;
   std::vector<Tensor> ins, outs;
   Tensor ws;
-  WqCase(const Tensor& x, int64_t N, int bits, int group) {
+  quant::WqPaths paths;  // set before create and before every run
+  WqCase(const Tensor& x, int64_t N, int bits, int group, quant::WqPaths p = quant::WqPaths{})
+      : paths(p) {
+    quant::wq_paths() = paths;
     const int64_t K = x.dim(1);
     ins = {x, rand_bytes({N, bits == 4 ? K / 2 : K}, bits == 4 ? DType::u8 : DType::i8, 7),
            rand_f32({N, K / group}, 0.001f, 0.01f, 9)};
@@ -76,7 +84,10 @@ struct WqCase {
     for (const TensorDesc& d : op.outputs()) outs.push_back(Tensor::zeros(d.shape, d.dtype));
     ws = Tensor::zeros({static_cast<int64_t>(op.workspace_bytes()) + 64}, DType::u8);
   }
-  void run() { op.run(ins, outs, ws.data()); }
+  void run() {
+    quant::wq_paths() = paths;
+    op.run(ins, outs, ws.data());
+  }
   double weight_bytes() const { return static_cast<double>(ins[1].nbytes() + ins[2].nbytes()); }
 };
 
@@ -97,7 +108,7 @@ int main(int argc, char** argv) {
   struct S {
     int64_t m, n, k;
   };
-  if (part != "compute") {
+  if (part == "all" || part == "decode") {
     std::printf("== decode: f32 pre-packed matmul vs weight-only int8/int4 (matmul_wq) ==\n");
     std::printf("%-16s %-16s %9s %9s %9s %8s %8s %9s\n", "shape", "kernel", "min_ms", "med_ms",
                 "w_MiB", "GB/s", "GFLOP/s", "x_f32");
@@ -127,6 +138,59 @@ int main(int argc, char** argv) {
                     st[0].min_ms / st[i].min_ms);
       }
     }
+  }
+  if (part == "mid") {
+    std::vector<int64_t> ms = {16, 32, 64, 128, 256};
+    if (argc > 4) {
+      ms.clear();
+      for (const char* c = argv[4]; *c;) {
+        char* e = nullptr;
+        ms.push_back(std::strtoll(c, &e, 10));
+        c = *e ? e + 1 : e;
+      }
+    }
+    std::printf("== mid M: f32 pre-packed matmul vs matmul_wq tiled / panel path (group 128) ==\n");
+    std::printf("%-16s %-18s %9s %9s %8s %9s\n", "shape", "kernel", "min_ms", "med_ms", "GFLOP/s",
+                "x_f32");
+    const int64_t n = 4096, k = 4096;
+    auto tiled = [] {
+      quant::WqPaths p;
+      p.panel_min_m = int64_t{1} << 40;
+      return p;
+    };
+    auto panel = [](int64_t cols) {
+      quant::WqPaths p;
+      p.panel_min_m = 1;
+      p.panel_cols = cols;
+      return p;
+    };
+    for (int64_t m : ms) {
+      Tensor x = rand_f32({m, k}, -1, 1, 1);
+      Tensor wf = rand_f32({n, k}, -0.05f, 0.05f, 2);
+      PackedMatrix pf = pack_matrix(wf, /*transposed=*/true);
+      Tensor yf = Tensor::zeros({m, n}, DType::f32);
+      WqCase t4(x, n, 4, 128, tiled()), p4a(x, n, 4, 128, panel(128)),
+          p4b(x, n, 4, 128, panel(256)), p4c(x, n, 4, 128, panel(512)), t8(x, n, 8, 128, tiled()),
+          p8(x, n, 8, 128, panel(256));
+      std::vector<std::pair<std::string, std::function<void()>>> cs = {
+          {"f32", [&] { matmul_packed(x, pf, yf); }}, {"int4_tiled", [&] { t4.run(); }},
+          {"int4_panel128", [&] { p4a.run(); }},      {"int4_panel256", [&] { p4b.run(); }},
+          {"int4_panel512", [&] { p4c.run(); }},      {"int8_tiled", [&] { t8.run(); }},
+          {"int8_panel256", [&] { p8.run(); }},
+      };
+      std::vector<std::function<void()>> fns;
+      for (auto& c : cs) fns.push_back(c.second);
+      const std::vector<Stat> st = time_side_by_side(fns, rounds);
+      quant::wq_paths() = quant::WqPaths{};
+      const std::string shape =
+          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      for (size_t i = 0; i < cs.size(); ++i)
+        std::printf("%-16s %-18s %9.3f %9.3f %8.1f %8.2fx\n", shape.c_str(), cs[i].first.c_str(),
+                    st[i].min_ms, st[i].med_ms,
+                    2.0 * static_cast<double>(m * n * k) / (st[i].min_ms * 1e-3) / 1e9,
+                    st[0].min_ms / st[i].min_ms);
+    }
+    return 0;
   }
   if (part == "decode") return 0;
   std::printf("\n== compute bound: W8A8 matmul_int8 (pre-packed, f32 output) vs f32 ==\n");

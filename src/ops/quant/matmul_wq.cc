@@ -23,23 +23,21 @@ WqPaths& wq_paths() {
   static WqPaths p;
   return p;
 }
-int64_t wq_panel_cols(int nr) {
+int64_t wq_panel_cols(int nr, int64_t M) {
   const int64_t step = std::max(16, nr);  // both powers of two
-  const int64_t w = std::max<int64_t>(wq_paths().panel_cols, 1);
+  const int64_t c = wq_paths().panel_cols;
+  const int64_t w = c > 0 ? c : M < 512 ? 256 : 512;
   return (w + step - 1) / step * step;
 }
-int wq_panel_slots(int64_t N) {
-  const int64_t tasks = (N + wq_panel_cols(16) - 1) / wq_panel_cols(16);
+int wq_panel_slots(int64_t M, int64_t N) {
+  const int64_t w = wq_panel_cols(16, M), tasks = (N + w - 1) / w;
   const int cores = std::clamp(std::max(cpu_info().logical_cores, 2), 1, 256);
   return static_cast<int>(std::clamp<int64_t>(tasks, 1, cores));
 }
 size_t wq_workspace_bytes(int64_t M, int64_t N, int64_t K, int group) {
-  const WqPaths& p = wq_paths();
-  if (M >= p.gemm_min_m)  // the f32 panel + its packed copy (padded to any GEMM panel width)
-    return static_cast<size_t>((2 * kWqGemmNb + 64) * K) * sizeof(float) + 128;
-  if (M >= p.panel_min_m)  // one packed panel of panel_cols x K per slot (any nr <= 64)
-    return static_cast<size_t>(wq_panel_slots(N)) * static_cast<size_t>(wq_panel_cols(64) * K) *
-               sizeof(float) +
+  if (M >= wq_paths().panel_min_m)  // one packed panel of panel_cols x K per slot (any nr <= 64)
+    return static_cast<size_t>(wq_panel_slots(M, N)) *
+               static_cast<size_t>(wq_panel_cols(64, M) * K) * sizeof(float) +
            64;
   return static_cast<size_t>(M * K + M * (K / group)) * sizeof(float) + 64;
 }
@@ -193,14 +191,13 @@ void register_matmul_wq_op(Registry& r) {
         {{2, 3, 64}, 11, 64, true, true},
         {{1, 1024}, 40, 128, true, true},
         {{0, 64}, 4, 32, false, false},
-        // M >= gemm_min_m (512): the dequantize-to-panel + f32 GEMM path
-        // (1030 weight rows: two blocks of kWqGemmNb = 1024)
+        // M >= panel_min_m (24): the panel path (weights dequantized into the
+        // engine's packed-B layout per task of 256 rows, 512 from M = 512);
+        // odd M, N not a multiple of 16 or of the task width, several tasks,
+        // a batch dim.
         {{512, 64}, 1030, 32, true, true},
-        // panel_min_m (32) <= M < 512: the panel path (weights dequantized
-        // into the engine's packed-B layout per task of panel_cols = 256
-        // rows); odd M, N not a multiple of 16 or of the task width, several
-        // tasks, a batch dim.
         {{2, 300, 128}, 33, 128, false, false},
+        {{24, 64}, 16, 32, false, false},
         {{32, 64}, 16, 32, false, false},
         {{33, 128}, 47, 32, true, true},
         {{47, 256}, 300, 64, true, false},
@@ -217,7 +214,7 @@ void register_matmul_wq_op(Registry& r) {
                                    shape_str(c.x) + "_n" + std::to_string(c.N) +
                                    (c.zp ? "_zp" : "") + (c.bias ? "_bias" : ""),
                                t, c.x, c.N, bits, c.group, c.zp, c.bias));
-        // The panel and GEMM paths (M >= panel_min_m) dequantize each weight
+        // The panel path (M >= panel_min_m) dequantizes each weight
         // to f32 and accumulate w * x over all of K in one f32 FMA chain per
         // output (the engine's order), like an f32 matmul. The matmul's
         // tolerance grows as sqrt(K) for operands in [-1, 1]; int8 weights

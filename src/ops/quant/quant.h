@@ -78,39 +78,29 @@ struct WqArgs {
 };
 using WqFn = void (*)(const WqArgs&);
 
-// The three paths of matmul_wq, chosen by M (rows of x):
+// The two paths of matmul_wq, chosen by M (rows of x):
 //  * M < panel_min_m: the tiled kernel (weights unpacked in registers, once
 //    per 4 rows of x; the decode path);
-//  * panel_min_m <= M < gemm_min_m: the panel path. Each task dequantizes
-//    `panel_cols` weight rows (all of K) straight into the f32 GEMM engine's
-//    packed-B layout in its own workspace slot (a 16x16 byte transpose, then
-//    (q - zp) * scale per vector of 16 weight rows) and runs the engine over
-//    all M rows of x on it: each weight is dequantized once per call;
-//  * M >= gemm_min_m: blocks of kWqGemmNb weight rows are dequantized into an
-//    f32 panel, packed with gemm::pack_b and multiplied by the engine with all
-//    threads (docs/quantization.md).
+//  * M >= panel_min_m: the panel path. Each task dequantizes panel_cols weight
+//    rows (all of K) straight into the f32 GEMM engine's packed-B layout in
+//    its own workspace slot (a 16x16 byte transpose, then (q - zp) * scale per
+//    vector of weight rows) and runs the engine over all M rows of x on it:
+//    each weight is dequantized once per call.
 // The defaults come from measurements (docs/quantization.md). wq_paths() is
 // process-wide and is read by the workspace query and by every run, so it is
 // for benchmarks and tests only: change it before creating an op and keep it
 // until that op has run (not thread-safe).
 struct WqPaths {
-  int64_t panel_min_m = 32;
-  int64_t gemm_min_m = 512;
-  int64_t panel_cols = 256;  // rounded up to a multiple of max(16, the engine's nr)
+  int64_t panel_min_m = 24;
+  int64_t panel_cols = 0;  // 0: 256 for M < 512, else 512; rounded up to max(16, nr)
 };
 WqPaths& wq_paths();
+// Weight rows per task of the panel path for the engine's nr and M.
+int64_t wq_panel_cols(int nr, int64_t M);
 // Workspace slots of the panel path: one per logical core (fixed for the
 // process, so a workspace sized once stays valid whatever set_num_threads()
 // does later), at most one per task.
-int wq_panel_slots(int64_t N);
-int64_t wq_panel_cols(int nr);
-
-// M >= gemm_min_m: blocks of kWqGemmNb weight rows are dequantized into an
-// f32 panel (4 x K x kWqGemmNb bytes: an L3-sized panel, not L2 - the engine
-// repacks all of x for every block, so narrow blocks lose; measured on
-// 4096x4096: 128-row blocks were 1.7x slower than 1024-row ones at M = 1024)
-// and multiplied by all M rows of x with the f32 GEMM engine.
-inline constexpr int64_t kWqGemmNb = 1024;
+int wq_panel_slots(int64_t M, int64_t N);
 size_t wq_workspace_bytes(int64_t M, int64_t N, int64_t K, int group);
 
 struct Fns {

@@ -298,71 +298,6 @@ inline void wq_tile_any(int mr, int nr, const quant::WqArgs& a, const float* xp,
 #undef OPSNN_WQ_CASE
 }
 
-// M >= gemm_min_m (quant::WqPaths): for each block of kWqGemmNb weight rows, dequantize the
-// block into an f32 panel ((q - zp) * scale: exact difference, one rounding),
-// pack it with the f32 GEMM engine's pack_b and run the engine over all M
-// rows of x (x read in place as f32/bf16; the bias is the epilogue's add).
-// The blocks are fixed by N only and the engine is deterministic for any
-// thread count, so results are bit-identical for any thread count.
-inline void wq_gemm(const quant::WqArgs& a) {
-  const int64_t M = a.M, N = a.N, K = a.K, gs = a.group, G = K / gs;
-  const int64_t nb = quant::kWqGemmNb;
-  float* panel =
-      reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
-  void* packed =
-      reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(panel + nb * K) + 63) & ~uintptr_t{63});
-  gemm::Params p = gemm::default_params(a.isa);
-  p.bf16_dot = false;  // f32 panels
-  const int64_t row_bytes = a.bits == 4 ? K / 2 : K;
-  const float zdef = a.bits == 4 ? 8.0f : 0.0f;
-  const gemm::MatView xv{a.x, a.xt, K, 1};
-  const size_t ysz = dtype_size(a.yt), bsz = dtype_size(a.bt);
-  for (int64_t n0 = 0; n0 < N; n0 += nb) {
-    const int64_t nn = std::min(nb, N - n0);
-    // One task per GEMM panel (nr weight rows): dequantize its rows, then
-    // pack them (pack_b's layout is ceil(N/nr) panels of K x nr, so a panel
-    // packs independently).
-    const int64_t np = (nn + p.nr - 1) / p.nr;
-    parallel_for(np, 1, [&](int64_t pb, int64_t pe) {
-      for (int64_t q = pb; q < pe; ++q) {
-        const int64_t j0 = q * p.nr, j1 = std::min(nn, j0 + p.nr);
-        for (int64_t j = j0; j < j1; ++j) {
-          const int64_t n = n0 + j;
-          const uint8_t* wr = a.w + n * row_bytes;
-          float* dst = panel + j * K;
-          for (int64_t g = 0; g < G; ++g) {
-            const float s = a.scales[n * G + g];
-            const float z = !a.zp ? zdef
-                            : a.bits == 4
-                                ? static_cast<float>(static_cast<const uint8_t*>(a.zp)[n * G + g])
-                                : static_cast<float>(static_cast<const int8_t*>(a.zp)[n * G + g]);
-            float* d = dst + g * gs;
-            if (a.bits == 4) {
-              const uint8_t* qb = wr + g * gs / 2;
-              for (int64_t k2 = 0; k2 < gs / 2; ++k2) {
-                d[2 * k2] = (static_cast<float>(qb[k2] & 15) - z) * s;
-                d[2 * k2 + 1] = (static_cast<float>(qb[k2] >> 4) - z) * s;
-              }
-            } else {
-              const int8_t* qb = reinterpret_cast<const int8_t*>(wr) + g * gs;
-              for (int64_t k = 0; k < gs; ++k) d[k] = (static_cast<float>(qb[k]) - z) * s;
-            }
-          }
-        }
-        // B[k, n] = panel[n * K + k]
-        gemm::pack_b(p, K, j1 - j0, gemm::MatView{panel + j0 * K, DType::f32, 1, K},
-                     static_cast<float*>(packed) + j0 * K, DType::f32);
-      }
-    });
-    gemm::Epilogue ep;
-    if (a.bias)
-      ep.add = gemm::MatView{static_cast<const uint8_t*>(a.bias) + n0 * static_cast<int64_t>(bsz),
-                             a.bt, 0, 1};
-    const gemm::OutView out{static_cast<uint8_t*>(a.y) + n0 * static_cast<int64_t>(ysz), a.yt, N};
-    gemm::run(p, M, nn, K, xv, packed, DType::f32, out, ep);
-  }
-}
-
 // 16 rows of 16 bytes transposed: dst[c * 16 + i] = rows[i][c].
 // SSE2 (the x86-64 baseline): four rounds of unpacks, 8 -> 16 -> 32 -> 64 bits.
 inline void transpose16x16_u8(const uint8_t* const* rows, uint8_t* dst) {
@@ -396,8 +331,8 @@ inline void transpose16x16_u8(const uint8_t* const* rows, uint8_t* dst) {
   }
 }
 
-// Weight rows [n0, n0 + rows), all of K, dequantized ((q - zp) * scale in f32,
-// the same operations as wq_gemm) straight into the f32 GEMM engine's packed-B
+// Weight rows [n0, n0 + rows), all of K, dequantized ((q - zp) * scale in f32:
+// exact difference, one rounding) straight into the f32 GEMM engine's packed-B
 // layout: panels of nr columns, element (k, j) at dst[(j / nr) * K * nr + k * nr
 // + j % nr]; the columns past `rows` up to a multiple of nr are zeros. Per
 // block of 16 rows and 16-byte chunk of their weights (16 k for int8, 32 for
@@ -452,22 +387,21 @@ inline void wq_dequant_packed(const quant::WqArgs& a, int64_t n0, int64_t rows, 
   }
 }
 
-// panel_min_m <= M < gemm_min_m (quant::WqPaths): tasks of panel_cols weight
+// M >= panel_min_m (quant::WqPaths): tasks of panel_cols weight
 // rows; each task dequantizes its rows into its workspace slot in the engine's
 // packed-B layout and runs the f32 engine (one thread: a nested parallel call
 // runs inline) over all M rows of x read in place (f32 or bf16), the bias as
 // the epilogue's add. Which slot runs a task does not change its result, and
 // the engine's rounding does not depend on the thread count: bit-identical for
-// any thread count, and equal to the wq_gemm path (same dequantized values,
-// same engine).
+// any thread count.
 inline void wq_panels(const quant::WqArgs& a) {
   const int64_t M = a.M, N = a.N, K = a.K;
   gemm::Params p = gemm::default_params(a.isa);
   p.bf16_dot = false;  // f32 panels
-  const int64_t W = quant::wq_panel_cols(p.nr);
+  const int64_t W = quant::wq_panel_cols(p.nr, M);
   const int64_t ntasks = (N + W - 1) / W;
   const int nslots = static_cast<int>(std::min<int64_t>(
-      {static_cast<int64_t>(quant::wq_panel_slots(N)), ntasks, int64_t{num_threads()}}));
+      {static_cast<int64_t>(quant::wq_panel_slots(M, N)), ntasks, int64_t{num_threads()}}));
   float* base = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
   const gemm::MatView xv{a.x, a.xt, K, 1};
   const int64_t ysz = static_cast<int64_t>(dtype_size(a.yt)),
@@ -491,12 +425,7 @@ inline void wq_panels(const quant::WqArgs& a) {
 
 template <class X, class Y>
 void wq_t(const quant::WqArgs& a) {
-  const quant::WqPaths& paths = quant::wq_paths();
-  if (a.M >= paths.gemm_min_m) {
-    wq_gemm(a);
-    return;
-  }
-  if (a.M >= paths.panel_min_m) {
+  if (a.M >= quant::wq_paths().panel_min_m) {
     wq_panels(a);
     return;
   }
