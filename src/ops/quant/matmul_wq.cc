@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/checks.h"
 #include "ops/quant/quant.h"
 #include "opsnn/op.h"
@@ -66,6 +67,18 @@ WqShape wq_shape(const OpCall& call) {
   return s;
 }
 
+// bits 4 zero points packed two per byte ([N, ceil(G/2)] u8, group g in the
+// low nibble of byte g/2 when g is even, in the high nibble when odd; as ONNX
+// MatMulNBits stores them) rather than one per byte ([N, G]). The shape
+// decides; with G = 1 both shapes are [N, 1] and the low nibble is used,
+// which is the same value for a valid one-per-byte zero point (0..15).
+bool zp_packed(const OpCall& call) {
+  if (call.attrs.i("bits") != 4 || !call.has_input(3) || call.in(3).rank() != 2) return false;
+  const int64_t group = call.attrs.i("group");
+  const int64_t G = group ? call.in(0).shape.back() / group : 0;
+  return call.in(3).shape[1] == (G + 1) / 2;
+}
+
 void infer_checks(const OpCall& call) {
   ops::require_dtype(call, 0, {DType::f32, DType::bf16});
   ops::require_rank_at_least(call, 0, 1);
@@ -86,7 +99,7 @@ void infer_checks(const OpCall& call) {
   ops::require_shape(call, 2, {N, K / group});
   if (call.has_input(3)) {
     ops::require_dtype(call, 3, {bits == 4 ? DType::u8 : DType::i8});
-    ops::require_shape(call, 3, {N, K / group});
+    if (!zp_packed(call)) ops::require_shape(call, 3, {N, K / group});
   }
   if (call.has_input(4)) {
     ops::require_dtype(call, 4, {call.in(0).dtype, DType::f32});
@@ -94,23 +107,35 @@ void infer_checks(const OpCall& call) {
   }
 }
 
+// The unpacked zero points' share of the workspace (a multiple of 64 bytes,
+// so the kernel's part stays aligned).
+size_t zp_unpacked_bytes(const WqShape& s) {
+  return static_cast<size_t>((s.N * s.G + 63) / 64 * 64);
+}
+
 ValueRange real(double lo, double hi) { return {lo, hi, false}; }
 ValueRange ints(double lo, double hi) { return {lo, hi, true}; }
 
-CheckCase make_case(std::string name, DType t, Shape xs, int64_t N, int bits, int group, bool zp,
+// zp: 0 none, 1 one per byte, 2 (bits 4) packed two per byte.
+CheckCase make_case(std::string name, DType t, Shape xs, int64_t N, int bits, int group, int zp,
                     bool bias) {
   const int64_t K = xs.back();
   CheckCase c;
   c.name = std::move(name);
   c.keep_dtypes = true;
-  c.inputs = {
-      TensorDesc(t, xs), TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, bits == 4 ? K / 2 : K}),
-      TensorDesc(DType::f32, {N, K / group}),
-      zp ? TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, K / group}) : TensorDesc::none(),
-      bias ? TensorDesc(t, {N}) : TensorDesc::none()};
+  c.inputs = {TensorDesc(t, xs),
+              TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, bits == 4 ? K / 2 : K}),
+              TensorDesc(DType::f32, {N, K / group}),
+              zp == 0   ? TensorDesc::none()
+              : zp == 2 ? TensorDesc(DType::u8, {N, (K / group + 1) / 2})
+                        : TensorDesc(bits == 4 ? DType::u8 : DType::i8, {N, K / group}),
+              bias ? TensorDesc(t, {N}) : TensorDesc::none()};
   c.attrs = {{"bits", int64_t{bits}}, {"group", int64_t{group}}};
   c.ranges = {real(-1, 1), bits == 4 ? ints(0, 255) : ints(-128, 127), real(0.005, 0.02),
-              bits == 4 ? ints(0, 15) : ints(-8, 8), real(-1, 1)};
+              zp == 2     ? ints(0, 255)
+              : bits == 4 ? ints(0, 15)
+                          : ints(-8, 8),
+              real(-1, 1)};
   c.tol_scale = std::max(1.0, std::sqrt(static_cast<double>(K)) / 4);
   return c;
 }
@@ -128,7 +153,10 @@ void register_matmul_wq_op(Registry& r) {
   s.inputs = {{"x", "f32 or bf16 [..., K]"},
               {"w", "bits 4: u8 [N, K/2]; bits 8: i8 [N, K]"},
               {"scales", "f32 [N, K/group]"},
-              {"zero_point", "bits 4: u8 [N, K/group] (0..15); bits 8: i8 [N, K/group]", true},
+              {"zero_point",
+               "bits 4: u8 [N, K/group] (0..15), or packed two per byte u8 [N, ceil(K/group / 2)] "
+               "(even group in the low nibble, as ONNX MatMulNBits); bits 8: i8 [N, K/group]",
+               true},
               {"bias", "[N], dtype of x or f32", true}};
   s.outputs = {{"y", "[..., N], dtype of x"}};
   s.attrs = {{"bits", AttrType::i64, int64_t{4}, "4 or 8"},
@@ -143,7 +171,7 @@ void register_matmul_wq_op(Registry& r) {
   s.reference = [](const OpCall& call, const std::vector<RefTensor>& in,
                    std::vector<RefTensor>& out) {
     const WqShape sh = wq_shape(call);
-    const bool zp = call.has_input(3), bias = call.has_input(4);
+    const bool zp = call.has_input(3), bias = call.has_input(4), packed = zp_packed(call);
     std::vector<double> w(static_cast<size_t>(sh.K));
     for (int64_t n = 0; n < sh.N; ++n) {
       for (int64_t k = 0; k < sh.K; ++k) {
@@ -156,8 +184,14 @@ void register_matmul_wq_op(Registry& r) {
         } else {
           q = in[1].data[static_cast<size_t>(n * sh.K + k)];
         }
-        const double z =
-            zp ? in[3].data[static_cast<size_t>(n * sh.G + g)] : (sh.bits == 4 ? 8 : 0);
+        double z = sh.bits == 4 ? 8 : 0;
+        if (packed) {
+          const int64_t b =
+              static_cast<int64_t>(in[3].data[static_cast<size_t>(n * ((sh.G + 1) / 2) + g / 2)]);
+          z = static_cast<double>(g % 2 == 0 ? (b & 15) : (b >> 4));
+        } else if (zp) {
+          z = in[3].data[static_cast<size_t>(n * sh.G + g)];
+        }
         w[static_cast<size_t>(k)] = (q - z) * in[2].data[static_cast<size_t>(n * sh.G + g)];
       }
       for (int64_t m = 0; m < sh.M; ++m) {
@@ -174,7 +208,8 @@ void register_matmul_wq_op(Registry& r) {
       Shape x;
       int64_t N;
       int group;
-      bool zp, bias;
+      int zp;  // 0 none, 1 one per byte, 2 packed two per byte (bits 4; bits 8: one per byte)
+      bool bias;
     };
     const C list[] = {
         {{1, 32}, 1, 32, false, false},
@@ -207,13 +242,25 @@ void register_matmul_wq_op(Registry& r) {
         {{3, 85, 128}, 70, 32, false, true},
         {{255, 64}, 257, 32, true, false},
         {{511, 128}, 19, 128, false, true},
+        // Zero points packed two per byte (bits 4): odd and even group
+        // counts, G = 1, the tiled and the panel path.
+        {{1, 96}, 9, 32, 2, false},
+        {{3, 256}, 17, 64, 2, true},
+        {{1, 32}, 5, 32, 2, false},
+        {{5, 640}, 33, 128, 2, false},
+        {{40, 160}, 70, 32, 2, true},
+        {{2, 30, 256}, 300, 64, 2, false},
     };
     for (int bits : {4, 8})
       for (const C& c : list) {
+        const int zp = bits == 8 && c.zp == 2 ? 1 : c.zp;
         cs.push_back(make_case("b" + std::to_string(bits) + "_g" + std::to_string(c.group) + "_x" +
                                    shape_str(c.x) + "_n" + std::to_string(c.N) +
-                                   (c.zp ? "_zp" : "") + (c.bias ? "_bias" : ""),
-                               t, c.x, c.N, bits, c.group, c.zp, c.bias));
+                                   (zp == 1   ? "_zp"
+                                    : zp == 2 ? "_zp2"
+                                              : "") +
+                                   (c.bias ? "_bias" : ""),
+                               t, c.x, c.N, bits, c.group, zp, c.bias));
         // The panel path (M >= panel_min_m) dequantizes each weight
         // to f32 and accumulate w * x over all of K in one f32 FMA chain per
         // output (the engine's order), like an f32 matmul. The matmul's
@@ -234,10 +281,15 @@ void register_matmul_wq_op(Registry& r) {
   };
   s.tolerance = default_tolerance;
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    auto get = [&](const char* k, int64_t d) { return kv.count(k) ? std::stoll(kv.at(k)) : d; };
-    const int64_t M = get("m", 1), N = get("n", 4096), K = get("k", 4096);
-    const int bits = static_cast<int>(get("bits", 4)), group = static_cast<int>(get("group", 128));
-    return make_case("bench", t, {M, K}, N, bits, group, get("zp", 0) != 0, get("bias", 0) != 0);
+    // zp=0 none, 1 one per byte, 2 (bits 4) packed two per byte
+    ops::CaseKeys keys("matmul_wq", kv);
+    const int64_t M = keys.i("m", 1), N = keys.i("n", 4096), K = keys.i("k", 4096);
+    const int bits = static_cast<int>(keys.i("bits", 4)),
+              group = static_cast<int>(keys.i("group", 128));
+    const int zp = static_cast<int>(keys.i("zp", 0));
+    const bool bias = keys.i("bias", 0) != 0;
+    keys.done();
+    return make_case("bench", t, {M, K}, N, bits, group, zp, bias);
   };
   s.cost = [](const OpCall& call, double* bytes, double* flops) {
     const WqShape sh = wq_shape(call);
@@ -278,6 +330,20 @@ void register_matmul_wq_op(Registry& r) {
           a.w = static_cast<const uint8_t*>(in[1].data());
           a.scales = in[2].data_as<float>();
           a.zp = call.has_input(3) ? in[3].data() : nullptr;
+          if (zp_packed(call) && sh.N > 0) {
+            // Unpacked to one per byte at the front of the workspace (N x G
+            // bytes, 1/64 of the int4 weights' bytes at group 128).
+            const int64_t G = sh.G, gb = (G + 1) / 2;
+            const uint8_t* zs = static_cast<const uint8_t*>(a.zp);
+            uint8_t* zu = static_cast<uint8_t*>(ws);
+            for (int64_t n = 0; n < sh.N; ++n)
+              for (int64_t g = 0; g < G; ++g) {
+                const uint8_t b = zs[n * gb + g / 2];
+                zu[n * G + g] = static_cast<uint8_t>(g % 2 == 0 ? b & 15 : b >> 4);
+              }
+            a.zp = zu;
+            ws = zu + zp_unpacked_bytes(sh);
+          }
           if (call.has_input(4)) {
             a.bt = in[4].dtype();
             a.bias = in[4].data();
@@ -292,7 +358,8 @@ void register_matmul_wq_op(Registry& r) {
         nullptr,
         [](const OpCall& call) {
           const WqShape sh = wq_shape(call);
-          return quant::wq_workspace_bytes(sh.M, sh.N, sh.K, sh.group);
+          return quant::wq_workspace_bytes(sh.M, sh.N, sh.K, sh.group) +
+                 (zp_packed(call) ? zp_unpacked_bytes(sh) : 0);
         });
     r.add_kernel("matmul_wq", std::move(k));
   }
