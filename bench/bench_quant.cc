@@ -172,11 +172,17 @@ int main(int argc, char** argv) {
       WqCase t4(x, n, 4, 128, tiled()), p4a(x, n, 4, 128, panel(128)),
           p4b(x, n, 4, 128, panel(256)), p4c(x, n, 4, 128, panel(512)), t8(x, n, 8, 128, tiled()),
           p8(x, n, 8, 128, panel(256));
+      // bf16 activations: the panel path uses bf16 panels and vdpbf16ps where
+      // the CPU has AVX512_BF16.
+      Tensor xb = Tensor::empty({m, k}, DType::bf16);
+      convert_f32_to_bf16(x.data_as<float>(), xb.data_as<bf16>(), static_cast<size_t>(m * k));
+      WqCase tb(xb, n, 4, 128, tiled()), pb(xb, n, 4, 128, panel(0));
       std::vector<std::pair<std::string, std::function<void()>>> cs = {
           {"f32", [&] { matmul_packed(x, pf, yf); }}, {"int4_tiled", [&] { t4.run(); }},
           {"int4_panel128", [&] { p4a.run(); }},      {"int4_panel256", [&] { p4b.run(); }},
           {"int4_panel512", [&] { p4c.run(); }},      {"int8_tiled", [&] { t8.run(); }},
-          {"int8_panel256", [&] { p8.run(); }},
+          {"int8_panel256", [&] { p8.run(); }},       {"int4_bf16x_tiled", [&] { tb.run(); }},
+          {"int4_bf16x_panel", [&] { pb.run(); }},
       };
       std::vector<std::function<void()>> fns;
       for (auto& c : cs) fns.push_back(c.second);

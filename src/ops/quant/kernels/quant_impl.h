@@ -337,8 +337,20 @@ inline void transpose16x16_u8(const uint8_t* const* rows, uint8_t* dst) {
 // + j % nr]; the columns past `rows` up to a multiple of nr are zeros. Per
 // block of 16 rows and 16-byte chunk of their weights (16 k for int8, 32 for
 // int4): one byte transpose, then one vector per k (and kLanes rows).
+//
+// kPairs: the AVX512_BF16 engine's layout instead (gemm::bf16dot_pack_b): bf16
+// (k even, k odd) pairs as one 32-bit word, word (k/2, j) at
+// [(j / nr) * (K/2) * nr + (k/2) * nr + j % nr]; each weight rounded once more,
+// f32 -> bf16 to nearest even (finite values only).
+template <bool kPairs>
 inline void wq_dequant_packed(const quant::WqArgs& a, int64_t n0, int64_t rows, int nr,
-                              float* dst) {
+                              void* dstv) {
+  float* dst = static_cast<float*>(dstv);
+  // kPairs: two f32 vectors (k even, k odd) -> one vector of bf16 pair words.
+  auto pair_words = [](Vf e, Vf o) {
+    auto rnd = [](Vi x) { return x + set1i(0x7fff) + (shr_logic<16>(x) & set1i(1)); };
+    return from_bits(shr_logic<16>(rnd(bits(e))) | (rnd(bits(o)) & set1i(-65536)));
+  };
   const int64_t K = a.K, gs = a.group, G = K / gs;
   const int64_t row_bytes = a.bits == 4 ? K / 2 : K;
   const int64_t kpc = a.bits == 4 ? 32 : 16;  // k per 16-byte chunk
@@ -368,6 +380,22 @@ inline void wq_dequant_packed(const quant::WqArgs& a, int64_t n0, int64_t rows, 
         for (int jj = 0; jj < jend; jj += kLanes) {
           const Vf s = load(sv + jj), z = load(zv + jj);
           const int64_t j = jb + jj;
+          if constexpr (kPairs) {
+            float* d = dst + (j / nr) * (K / 2) * nr + j % nr + (k0 / 2) * nr;
+            if (a.bits == 4) {
+              for (int c = 0; c < 16; ++c) {
+                const Vi b = load_u8x(tb + c * 16 + jj);
+                store(d + c * nr, pair_words((nibble_lo(b) - z) * s, (nibble_hi(b) - z) * s));
+              }
+            } else {
+              for (int c = 0; c < 16; c += 2) {
+                const Vi b0 = load_s8x(reinterpret_cast<const int8_t*>(tb + c * 16 + jj));
+                const Vi b1 = load_s8x(reinterpret_cast<const int8_t*>(tb + (c + 1) * 16 + jj));
+                store(d + (c / 2) * nr, pair_words((cvt_f32(b0) - z) * s, (cvt_f32(b1) - z) * s));
+              }
+            }
+            continue;
+          }
           float* d = dst + (j / nr) * K * nr + j % nr + k0 * nr;
           if (a.bits == 4) {
             for (int c = 0; c < 16; ++c) {
@@ -397,7 +425,11 @@ inline void wq_dequant_packed(const quant::WqArgs& a, int64_t n0, int64_t rows, 
 inline void wq_panels(const quant::WqArgs& a) {
   const int64_t M = a.M, N = a.N, K = a.K;
   gemm::Params p = gemm::default_params(a.isa);
-  p.bf16_dot = false;  // f32 panels
+  // bf16 activations on a CPU with AVX512_BF16: bf16 panels and the engine's
+  // vdpbf16ps path (x is bf16 already, so only the weights round once more).
+  // Otherwise f32 panels and the f32 microkernel.
+  const bool pairs = p.bf16_dot && a.xt == DType::bf16;
+  p.bf16_dot = pairs;
   const int64_t W = quant::wq_panel_cols(p.nr, M);
   const int64_t ntasks = (N + W - 1) / W;
   const int nslots = static_cast<int>(std::min<int64_t>(
@@ -413,12 +445,18 @@ inline void wq_panels(const quant::WqArgs& a) {
       const int64_t t = next.fetch_add(1, std::memory_order_relaxed);
       if (t >= ntasks) break;
       const int64_t n0 = t * W, nn = std::min(W, N - n0);
-      wq_dequant_packed(a, n0, nn, p.nr, buf);
+      if (pairs)
+        wq_dequant_packed<true>(a, n0, nn, p.nr, buf);
+      else
+        wq_dequant_packed<false>(a, n0, nn, p.nr, buf);
       gemm::Epilogue ep;
       if (a.bias)
         ep.add = gemm::MatView{static_cast<const uint8_t*>(a.bias) + n0 * bsz, a.bt, 0, 1};
       const gemm::OutView out{static_cast<uint8_t*>(a.y) + n0 * ysz, a.yt, N};
-      gemm::run(p, M, nn, K, xv, buf, DType::f32, out, ep);
+      if (pairs)
+        gemm::bf16dot_run(p, M, nn, K, xv, buf, out, ep);
+      else
+        gemm::run(p, M, nn, K, xv, buf, DType::f32, out, ep);
     }
   });
 }
