@@ -79,6 +79,63 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
     }
 }
 
+// The decode kernel (M <= MR): R x 32 columns, A pair (i, k) read as 32 bits
+// at a + k*a_ks + i*a_rs (uint16 units: the packed pairs, or a row-major bf16
+// A in place) and folded into vdpbf16ps as an embedded broadcast (m32{1to16}):
+// per k-pair 2 loads and 2R dot products, no broadcast instructions, so the
+// out-of-order window reaches further down the weight stream. Same products
+// in the same order as ukr_dp: the same bits.
+template <int R>
+void ukr_dp_eb(int64_t kp, const uint16_t* a, int64_t a_ks, int64_t a_rs, const uint16_t* b,
+               float* c, int64_t ldc, int ncols, bool accumulate) {
+  __m512 acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    __builtin_prefetch(c + i * ldc, 1, 3);
+    __builtin_prefetch(c + i * ldc + 16, 1, 3);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kp; ++k) {
+    __m512i bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + (k * NR + v * 16) * 2);
+    // The weight stream, ~4 KiB ahead.
+    __builtin_prefetch(b + ((k + kPfPairs) * NR) * 2, 0, 0);
+    __builtin_prefetch(b + ((k + kPfPairs) * NR + 32) * 2, 0, 0);
+    const uint16_t* ak = a + k * a_ks;
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const uint32_t* ai = reinterpret_cast<const uint32_t*>(ak + i * a_rs);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        asm("vdpbf16ps %[a]%{1to16%}, %[b], %[c]"
+            : [c] "+v"(acc[i][v])
+            : [b] "v"(bv[v]), [a] "m"(*ai));
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const int n = ncols - v * 16;
+      float* p = c + i * ldc + v * 16;
+      const Vf x{acc[i][v]};
+      if (n >= 16)
+        store(p, accumulate ? load(p) + x : x);
+      else if (n > 0)
+        store_n(p, accumulate ? load_n(p, n) + x : x, n);
+    }
+}
+
+using EbFn = void (*)(int64_t, const uint16_t*, int64_t, int64_t, const uint16_t*, float*, int64_t,
+                      int, bool);
+template <int... Ms>
+constexpr auto eb_table(std::integer_sequence<int, Ms...>) {
+  return std::array<EbFn, sizeof...(Ms)>{&ukr_dp_eb<Ms + 1>...};
+}
+
 using DpFn = void (*)(int64_t, const uint32_t*, const uint16_t*, float*, int64_t, int, bool, bf16*,
                       int64_t);
 template <int... Ms>
@@ -151,26 +208,39 @@ void pack_a_pairs(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_
   }
 }
 
-// Decode (M <= MR): A's one row panel is packed into pairs once for all of K;
-// each task streams whole B panels (all K-blocks in order, the C rows stay in
-// L1), or (panel, K-block) pairs with split-K when N has few panels. Same
-// K-blocks and A rounding as the blocked path: the same bits.
+// Decode (M <= MR): a row-major bf16 A with even K is read in place (pairs of
+// a row are 32-bit words); otherwise its one row panel is packed into pairs
+// once for all of K. Each task streams whole B panels (all K-blocks in order,
+// the C rows stay in L1), or (panel, K-block) pairs with split-K when N has
+// few panels. Same K-blocks and A rounding as the blocked path: the same bits.
 void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& a,
                     const uint16_t* pb, const OutView& out, const Epilogue& ep, int64_t Nfull) {
-  static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
+  static constexpr auto table = eb_table(std::make_integer_sequence<int, MR>());
   static thread_local Scratch abuf_s;
   const int rows = static_cast<int>(M);
   const int64_t kpt = (K + 1) / 2, npan = ceil_div(N, NR), nkb = ceil_div(K, kc);
-  uint16_t* abuf = reinterpret_cast<uint16_t*>(abuf_s.get(static_cast<size_t>(MR * kpt + 16)));
-  pack_a_pairs(a, 0, M, 0, K, abuf);
-  const uint32_t* a32 = reinterpret_cast<const uint32_t*>(abuf);
+  const uint16_t* a16;
+  int64_t a_ks, a_rs;
+  if (a.t == DType::bf16 && a.cs == 1 && K % 2 == 0) {
+    // In place: pair k of row i at a + i*rs + 2k (an odd K would need the
+    // zero the packing appends to the last pair).
+    a16 = reinterpret_cast<const uint16_t*>(static_cast<const bf16*>(a.p));
+    a_ks = 2;
+    a_rs = a.rs;
+  } else {
+    uint16_t* abuf = reinterpret_cast<uint16_t*>(abuf_s.get(static_cast<size_t>(MR * kpt + 16)));
+    pack_a_pairs(a, 0, M, 0, K, abuf);
+    a16 = abuf;
+    a_ks = 2 * MR;
+    a_rs = 2;
+  }
   const int64_t threads = num_threads();
   if (use_split_k(M, MR, npan, nkb, threads))
-    return run_split_k(
-        rows, N, K, kc, NR, ep, Nfull, out, [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
-          table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR, pb + (pnl * kpt + k0 / 2) * NR * 2,
-                          dst, NR, NR, false, nullptr, 0);
-        });
+    return run_split_k(rows, N, K, kc, NR, ep, Nfull, out,
+                       [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
+                         table[rows - 1]((kl + 1) / 2, a16 + (k0 / 2) * a_ks, a_ks, a_rs,
+                                         pb + (pnl * kpt + k0 / 2) * NR * 2, dst, NR, NR, false);
+                       });
   const Grid g = make_grid(M, N, MR, NR, MR, NR, threads, true);
   const bool direct_c = out.t == DType::f32 && !ep.gated;
   parallel_tasks(g.nnb, [&](int64_t nb) {
@@ -189,8 +259,8 @@ void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& 
       const uint16_t* bp = pb + (jp / NR) * kpt * NR * 2;
       for (int64_t k0 = 0; k0 < K; k0 += kc) {
         const int64_t kl = std::min(kc, K - k0);
-        table[rows - 1]((kl + 1) / 2, a32 + (k0 / 2) * MR, bp + (k0 / 2) * NR * 2, ct, ldc, ncols,
-                        k0 > 0, nullptr, 0);
+        table[rows - 1]((kl + 1) / 2, a16 + (k0 / 2) * a_ks, a_ks, a_rs, bp + (k0 / 2) * NR * 2, ct,
+                        ldc, ncols, k0 > 0);
       }
       finish_tile(ep, ct, ldc, rows, ncols, 0, jp, NR, Nfull, out);
     }

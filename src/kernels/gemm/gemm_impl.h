@@ -310,9 +310,69 @@ template <class TB>
 using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64_t, float*, int64_t,
                        int, bool);
 
+#if defined(__AVX512F__)
+// The AVX-512 decode kernel: ukr with each A element folded into its FMAs as
+// an embedded broadcast (vfmadd231ps m32{1to16}): per k, NV loads and MR*NV
+// FMAs, no separate broadcast instructions. Fewer instructions per weight
+// byte let the out-of-order window (and so the demand loads) run further
+// ahead of the FMAs on the weight stream: M = 8 decode overlaps its compute
+// with the streaming (bf16 via ukr_dp_eb, same idea). Same FMA (acc + a*b,
+// one rounding) in the same order as ukr: the same bits.
+template <int MR, int NV, class TB>
+void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb,
+            float* c, int64_t ldc, int ncols, bool accumulate) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    __m512 bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes).v;
+    {
+      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRows) * ldb);
+#pragma GCC unroll 8
+      for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
+        __builtin_prefetch(pf + o, 0, 0);
+    }
+    const float* ak = a + k * a_cs;
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v)
+        asm("vfmadd231ps %[a]%{1to16%}, %[b], %[c]"
+            : [c] "+v"(acc[i][v])
+            : [b] "v"(bv[v]), [a] "m"(ak[i * a_rs]));
+  }
+  // Fully unrolled (also the masked tail): the accumulators stay in registers.
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      float* p = c + i * ldc + v * kLanes;
+      const int n = ncols - v * kLanes;
+      const Vf x{acc[i][v]};
+      if (n >= kLanes)
+        store(p, accumulate ? load(p) + x : x);
+      else if (n > 0)
+        store_n(p, accumulate ? load_n(p, n) + x : x, n);
+    }
+}
+#endif
+
+// The strided-A (decode) kernels, rows 1..MR.
+template <int MR, int NV, class TB>
+constexpr UkrFn<TB> decode_ukr() {
+#if defined(__AVX512F__)
+  return &ukr_eb<MR, NV, TB>;
+#else
+  return &ukr<MR, NV, TB>;
+#endif
+}
 template <int NV, class TB, int... Ms>
 constexpr auto ukr_table(std::integer_sequence<int, Ms...>) {
-  return std::array<UkrFn<TB>, sizeof...(Ms)>{&ukr<Ms + 1, NV, TB>...};
+  return std::array<UkrFn<TB>, sizeof...(Ms)>{decode_ukr<Ms + 1, NV, TB>()...};
 }
 
 template <class T>
