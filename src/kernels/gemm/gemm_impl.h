@@ -318,6 +318,10 @@ using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64
 // ahead of the FMAs on the weight stream: M = 8 decode overlaps its compute
 // with the streaming (bf16 via ukr_dp_eb, same idea). Same FMA (acc + a*b,
 // one rounding) in the same order as ukr: the same bits.
+// Prefetch distance of the weight stream: 64 rows (8 KiB of 14x32 f32
+// panels); at M = 8 the loop runs at FMA speed between misses, so 4 KiB
+// covered too little of the memory latency (A/B in docs/gemm.md).
+inline constexpr int kPfRowsEb = 64;
 template <int MR, int NV, class TB>
 void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb,
             float* c, int64_t ldc, int ncols, bool accumulate) {
@@ -331,7 +335,7 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes).v;
     {
-      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRows) * ldb);
+      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRowsEb) * ldb);
 #pragma GCC unroll 8
       for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
         __builtin_prefetch(pf + o, 0, 0);
