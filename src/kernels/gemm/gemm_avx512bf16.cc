@@ -43,11 +43,12 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + (k * NR + v * 16) * 2);
     if constexpr (R <= 8) {  // decode: the weight stream, ~4 KiB ahead
-      __builtin_prefetch(b + ((k + kPfPairs) * NR) * 2, 0, 0);
-      __builtin_prefetch(b + ((k + kPfPairs) * NR + 32) * 2, 0, 0);
+      __builtin_prefetch(b + (k + kPfPairs) * NR * 2, 0, 0);
+      __builtin_prefetch(b + (k + kPfPairs) * NR * 2 + 32, 0, 0);
     } else {
-      __builtin_prefetch(b + ((k + 8) * NR) * 2, 0, 3);
-      __builtin_prefetch(b + ((k + 8) * NR + 32) * 2, 0, 3);
+      // Both 64-byte lines of the k-pair row 8 ahead (a row is NR * 2 bf16).
+      __builtin_prefetch(b + (k + 8) * NR * 2, 0, 3);
+      __builtin_prefetch(b + (k + 8) * NR * 2 + 32, 0, 3);
     }
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
