@@ -164,8 +164,70 @@ inline bool any_visible(const Params& p, const int64_t* moff, int64_t rows, int6
   return false;
 }
 
+#if defined(__AVX512F__)
+#define SDPA_TRANSPOSE 1
+// In-register transpose of a kLanes x kLanes tile: lane c of x[r] -> lane r of x[c].
+inline void transpose_lanes(Vf* x) {
+  __m512 t[16], r[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
+    t[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i].v, x[2 * i + 1].v);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  // r[4i + k] holds, per 128-bit lane L, column 4L + k of rows 4i..4i+3.
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 4; ++k) {
+      t[8 * h + k] = _mm512_shuffle_f32x4(r[8 * h + k], r[8 * h + 4 + k], 0x88);
+      t[8 * h + 4 + k] = _mm512_shuffle_f32x4(r[8 * h + k], r[8 * h + 4 + k], 0xDD);
+    }
+  for (int k = 0; k < 8; ++k) {
+    x[k].v = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+    x[8 + k].v = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xDD);
+  }
+}
+// 0 where the kLanes mask bytes m[0..n) are true, -inf where false or past n.
+inline Vf mask_bias(const bool* m, int n) {
+  const __m128i x = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1u), m);
+  const __mmask16 k = _mm_cmpneq_epi8_mask(x, _mm_setzero_si128());
+  return {_mm512_mask_blend_ps(k, _mm512_set1_ps(kNegInf), _mm512_setzero_ps())};
+}
+#elif defined(__AVX2__)
+#define SDPA_TRANSPOSE 1
+inline void transpose_lanes(Vf* x) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
+    t[2 * i + 1] = _mm256_unpackhi_ps(x[2 * i].v, x[2 * i + 1].v);
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {
+    x[k].v = _mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+    x[4 + k].v = _mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+  }
+}
+inline Vf mask_bias(const bool* m, int n) {
+  uint64_t w = 0;
+  std::memcpy(&w, m, static_cast<size_t>(n));
+  const __m256i x = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(w)));
+  const __m256 off = _mm256_castsi256_ps(_mm256_cmpeq_epi32(x, _mm256_setzero_si256()));
+  return {_mm256_blendv_ps(_mm256_setzero_ps(), _mm256_set1_ps(kNegInf), off)};
+}
+#endif
+
 // S^T[j][r] += bias(row r, key j0 + j). One row for all: a broadcast vector
-// per key; else row by row along the keys (typed, no per-element dispatch).
+// per key. Else, with unit key stride, kLanes x kLanes tiles: a typed vector
+// load along the keys per row, an in-register transpose, one vector add per
+// key; otherwise row by row along the keys.
 template <class T>
 inline void add_bias_tile_t(const T* b, int64_t sj, const int64_t* boff, int64_t rows, int64_t j0,
                             int64_t nk, float* st, int64_t mq, bool one_row) {
@@ -177,6 +239,27 @@ inline void add_bias_tile_t(const T* b, int64_t sj, const int64_t* boff, int64_t
     }
     return;
   }
+#ifdef SDPA_TRANSPOSE
+  if (sj == 1) {
+    for (int64_t iv = 0; iv < rows; iv += kLanes) {
+      const int nr = static_cast<int>(std::min<int64_t>(kLanes, rows - iv));
+      for (int64_t j = 0; j < nk; j += kLanes) {
+        const int nj = static_cast<int>(std::min<int64_t>(kLanes, nk - j));
+        Vf x[kLanes];
+        for (int r = 0; r < kLanes; ++r) {
+          const T* br = b + boff[iv + (r < nr ? r : 0)] + j0 + j;
+          x[r] = r >= nr ? zero() : nj == kLanes ? load(br) : load_n(br, nj);
+        }
+        transpose_lanes(x);
+        for (int c = 0; c < nj; ++c) {
+          float* sp = st + (j + c) * mq + iv;
+          store(sp, load(sp) + x[c]);
+        }
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const T* br = b + boff[r] + j0 * sj;
     for (int64_t j = 0; j < nk; ++j) st[j * mq + r] += to_f32(br[j * sj]);
@@ -208,6 +291,25 @@ inline void apply_mask_tile(const opsnn::sdpa::Broadcast4& mask, const int64_t* 
         for (int64_t iv = 0; iv < mq; iv += kLanes) store(st + j * mq + iv, ninf);
     return;
   }
+#ifdef SDPA_TRANSPOSE
+  if (mask.sj == 1) {  // as add_bias_tile_t: a -inf / 0 bias per tile, transposed
+    for (int64_t iv = 0; iv < rows; iv += kLanes) {
+      const int nr = static_cast<int>(std::min<int64_t>(kLanes, rows - iv));
+      for (int64_t j = 0; j < nk; j += kLanes) {
+        const int nj = static_cast<int>(std::min<int64_t>(kLanes, nk - j));
+        Vf x[kLanes];
+        for (int r = 0; r < kLanes; ++r)
+          x[r] = r < nr ? mask_bias(mk + moff[iv + r] + j0 + j, nj) : zero();
+        transpose_lanes(x);
+        for (int c = 0; c < nj; ++c) {
+          float* sp = st + (j + c) * mq + iv;
+          store(sp, load(sp) + x[c]);
+        }
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const bool* mr = mk + moff[r] + j0 * mask.sj;
     for (int64_t j = 0; j < nk; ++j)
