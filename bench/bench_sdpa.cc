@@ -7,6 +7,9 @@
 //
 //   bench/attention/run_compare.sh            (sets up torch, runs both)
 //   build/bench/opsnn_bench_sdpa [--torch FILE] [--threads N] [--dtype f32|bf16] [--case NAME]
+//                                [--unfused 0|1] [--seconds S] [--lk N] [--hot 1]
+// --lk replaces the keys of the cases; --hot 1 times decode on one K/V set
+// that stays in cache (the compute alone, no memory stream).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -42,7 +45,7 @@ struct Result {
   std::string kernel;
 };
 
-Result time_sdpa(const Case& c, DType dt, bool unfused) {
+Result time_sdpa(const Case& c, DType dt, bool unfused, double seconds, bool hot) {
   Attrs a = {{"causal", int64_t{c.causal}}};
   if (unfused) {
     a.set("q_block", std::min<int64_t>(c.Lq, 4096));
@@ -53,7 +56,8 @@ Result time_sdpa(const Case& c, DType dt, bool unfused) {
   // none is still cached when its turn comes. Other cases reuse one set.
   const double kv_bytes =
       2.0 * static_cast<double>(c.B * c.Hkv * c.Lk * c.D) * static_cast<double>(dtype_size(dt));
-  const int sets = c.Lq <= 16 ? static_cast<int>(std::ceil(128.0 * (1 << 20) / kv_bytes)) : 1;
+  const int sets =
+      c.Lq <= 16 && !hot ? static_cast<int>(std::ceil(128.0 * (1 << 20) / kv_bytes)) : 1;
   std::vector<std::vector<Tensor>> ins(static_cast<size_t>(sets));
   for (int i = 0; i < sets; ++i)
     for (const Shape& s : {Shape{c.B, c.Hq, c.Lq, c.D}, Shape{c.B, c.Hkv, c.Lk, c.D},
@@ -69,7 +73,7 @@ Result time_sdpa(const Case& c, DType dt, bool unfused) {
   Result r;
   r.kernel = op.kernel_name() + (unfused ? "(unfused)" : "");
   size_t next = 0;
-  r.t = time_it([&] { op.run(ins[next++ % ins.size()], {&out, 1}, w); }, 5, 1.0);
+  r.t = time_it([&] { op.run(ins[next++ % ins.size()], {&out, 1}, w); }, 5, seconds);
   return r;
 }
 
@@ -90,11 +94,18 @@ std::map<std::string, std::pair<double, double>> read_torch(const std::string& p
 
 int main(int argc, char** argv) {
   std::string torch_file, dts = "f32", only;
+  bool run_unfused = true, hot = false;
+  int64_t lk = 0;
+  double seconds = 1.0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--torch")) torch_file = argv[i + 1];
     if (!std::strcmp(argv[i], "--threads")) set_num_threads(std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--dtype")) dts = argv[i + 1];
     if (!std::strcmp(argv[i], "--case")) only = argv[i + 1];
+    if (!std::strcmp(argv[i], "--unfused")) run_unfused = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--lk")) lk = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--hot")) hot = std::atoi(argv[i + 1]) != 0;
   }
   const DType dt = dtype_from_name(dts);
   const auto torch = torch_file.empty() ? decltype(read_torch("")){} : read_torch(torch_file);
@@ -112,10 +123,11 @@ int main(int argc, char** argv) {
   std::printf("%-16s %-22s %21s %9s %7s %21s %21s %8s %8s\n", "case", "kernel", "fused min/med ms",
               "GFLOP/s", "%limit", "unfused min/med ms", "torch min/med ms", "x unfus", "x torch");
   std::vector<double> decode_gbps;
-  for (const Case& c : kCases) {
+  for (Case c : kCases) {
     if (!only.empty() && only != c.name) continue;
-    const Result f = time_sdpa(c, dt, false);
-    const Result u = time_sdpa(c, dt, true);
+    if (lk > 0) c.Lk = lk;
+    const Result f = time_sdpa(c, dt, false, seconds, hot);
+    const Result u = run_unfused ? time_sdpa(c, dt, true, seconds, hot) : Result{};
     double flops = 4.0 * c.B * c.Hq * c.Lq * c.Lk * c.D * (c.causal ? 0.5 : 1.0);
     const double es = static_cast<double>(dtype_size(dt));
     const double kv_bytes = 2.0 * c.B * c.Hkv * c.Lk * c.D * es;

@@ -275,6 +275,10 @@ std::vector<CheckCase> cases(DType t) {
       {2, 4, 2, 5, 100, 64, 1, false, 0, {}, {2, 4, 5, 100}},           // 10 rows, random mask
       {2, 4, 1, 1, 150, 128, 0, false, 0, {}, {2, 1, 1, 150}},          // padding mask
       {1, 8, 2, 16, 300, 64, 1, false, 0, {}, {}, 0, true},  // 64 rows: flash path with splits
+      // Many-rows form with a bias / mask that varies per row (transposed tiles), odd Lk.
+      {1, 2, 2, 40, 77, 64, 0, false, 0, {1, 2, 40, 77}},                 // full bias, 40 rows
+      {1, 4, 2, 19, 45, 32, 1, false, 0, {}, {1, 4, 19, 45}},             // 38 rows, random mask
+      {1, 2, 1, 20, 23, 40, 0, true, 0, {1, 2, 20, 23}, {1, 1, 20, 23}},  // BLHD, both, G=2
   };
   if (const char* big = std::getenv("OPSNN_SDPA_BIG_CASES"); big && *big == '1') {
     specs.push_back({1, 2, 2, 1000, 1000, 64, 1});
@@ -296,6 +300,17 @@ CheckCase bench_case(const std::map<std::string, std::string>& kv, DType t) {
   c.Lk = get("lk", c.Lq);
   c.causal = static_cast<int>(get("causal", 0));
   c.blhd = kv.count("layout") && kv.at("layout") == "BLHD";
+  // bias=full ([B,Hq,Lq,Lk]), rows ([B,1,Lq,Lk]) or keys ([B,1,1,Lk]); mask= the same.
+  auto shape_of = [&](const char* key) -> Shape {
+    if (!kv.count(key)) return {};
+    const std::string& v = kv.at(key);
+    if (v == "full") return {c.B, c.Hq, c.Lq, c.Lk};
+    if (v == "rows") return {c.B, 1, c.Lq, c.Lk};
+    if (v == "keys") return {c.B, 1, 1, c.Lk};
+    throw Error("sdpa bench", key, "full, rows or keys", v);
+  };
+  c.bias = shape_of("bias");
+  c.mask = shape_of("mask");
   CheckCase k = make_case(c, t);
   for (const char* a : {"q_block", "kv_block"})
     if (kv.count(a)) k.attrs.set(a, get(a, 0));

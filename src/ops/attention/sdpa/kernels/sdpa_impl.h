@@ -164,8 +164,70 @@ inline bool any_visible(const Params& p, const int64_t* moff, int64_t rows, int6
   return false;
 }
 
+#if defined(__AVX512F__)
+#define SDPA_TRANSPOSE 1
+// In-register transpose of a kLanes x kLanes tile: lane c of x[r] -> lane r of x[c].
+inline void transpose_lanes(Vf* x) {
+  __m512 t[16], r[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
+    t[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i].v, x[2 * i + 1].v);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  // r[4i + k] holds, per 128-bit lane L, column 4L + k of rows 4i..4i+3.
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 4; ++k) {
+      t[8 * h + k] = _mm512_shuffle_f32x4(r[8 * h + k], r[8 * h + 4 + k], 0x88);
+      t[8 * h + 4 + k] = _mm512_shuffle_f32x4(r[8 * h + k], r[8 * h + 4 + k], 0xDD);
+    }
+  for (int k = 0; k < 8; ++k) {
+    x[k].v = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+    x[8 + k].v = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xDD);
+  }
+}
+// 0 where the kLanes mask bytes m[0..n) are true, -inf where false or past n.
+inline Vf mask_bias(const bool* m, int n) {
+  const __m128i x = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1u), m);
+  const __mmask16 k = _mm_cmpneq_epi8_mask(x, _mm_setzero_si128());
+  return {_mm512_mask_blend_ps(k, _mm512_set1_ps(kNegInf), _mm512_setzero_ps())};
+}
+#elif defined(__AVX2__)
+#define SDPA_TRANSPOSE 1
+inline void transpose_lanes(Vf* x) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
+    t[2 * i + 1] = _mm256_unpackhi_ps(x[2 * i].v, x[2 * i + 1].v);
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {
+    x[k].v = _mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+    x[4 + k].v = _mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+  }
+}
+inline Vf mask_bias(const bool* m, int n) {
+  uint64_t w = 0;
+  std::memcpy(&w, m, static_cast<size_t>(n));
+  const __m256i x = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(w)));
+  const __m256 off = _mm256_castsi256_ps(_mm256_cmpeq_epi32(x, _mm256_setzero_si256()));
+  return {_mm256_blendv_ps(_mm256_setzero_ps(), _mm256_set1_ps(kNegInf), off)};
+}
+#endif
+
 // S^T[j][r] += bias(row r, key j0 + j). One row for all: a broadcast vector
-// per key; else row by row along the keys (typed, no per-element dispatch).
+// per key. Else, with unit key stride, kLanes x kLanes tiles: a typed vector
+// load along the keys per row, an in-register transpose, one vector add per
+// key; otherwise row by row along the keys.
 template <class T>
 inline void add_bias_tile_t(const T* b, int64_t sj, const int64_t* boff, int64_t rows, int64_t j0,
                             int64_t nk, float* st, int64_t mq, bool one_row) {
@@ -177,6 +239,27 @@ inline void add_bias_tile_t(const T* b, int64_t sj, const int64_t* boff, int64_t
     }
     return;
   }
+#ifdef SDPA_TRANSPOSE
+  if (sj == 1) {
+    for (int64_t iv = 0; iv < rows; iv += kLanes) {
+      const int nr = static_cast<int>(std::min<int64_t>(kLanes, rows - iv));
+      for (int64_t j = 0; j < nk; j += kLanes) {
+        const int nj = static_cast<int>(std::min<int64_t>(kLanes, nk - j));
+        Vf x[kLanes];
+        for (int r = 0; r < kLanes; ++r) {
+          const T* br = b + boff[iv + (r < nr ? r : 0)] + j0 + j;
+          x[r] = r >= nr ? zero() : nj == kLanes ? load(br) : load_n(br, nj);
+        }
+        transpose_lanes(x);
+        for (int c = 0; c < nj; ++c) {
+          float* sp = st + (j + c) * mq + iv;
+          store(sp, load(sp) + x[c]);
+        }
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const T* br = b + boff[r] + j0 * sj;
     for (int64_t j = 0; j < nk; ++j) st[j * mq + r] += to_f32(br[j * sj]);
@@ -208,6 +291,25 @@ inline void apply_mask_tile(const opsnn::sdpa::Broadcast4& mask, const int64_t* 
         for (int64_t iv = 0; iv < mq; iv += kLanes) store(st + j * mq + iv, ninf);
     return;
   }
+#ifdef SDPA_TRANSPOSE
+  if (mask.sj == 1) {  // as add_bias_tile_t: a -inf / 0 bias per tile, transposed
+    for (int64_t iv = 0; iv < rows; iv += kLanes) {
+      const int nr = static_cast<int>(std::min<int64_t>(kLanes, rows - iv));
+      for (int64_t j = 0; j < nk; j += kLanes) {
+        const int nj = static_cast<int>(std::min<int64_t>(kLanes, nk - j));
+        Vf x[kLanes];
+        for (int r = 0; r < kLanes; ++r)
+          x[r] = r < nr ? mask_bias(mk + moff[iv + r] + j0 + j, nj) : zero();
+        transpose_lanes(x);
+        for (int c = 0; c < nj; ++c) {
+          float* sp = st + (j + c) * mq + iv;
+          store(sp, load(sp) + x[c]);
+        }
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const bool* mr = mk + moff[r] + j0 * mask.sj;
     for (int64_t j = 0; j < nk; ++j)
@@ -406,19 +508,16 @@ inline void few_scores_rows(const T* const* kr, const float* q, int64_t ldq, int
 #ifdef SDPA_HSUM16
   constexpr int NK = 16 / NR;
   for (; j + NK <= nk; j += NK) {
-    if (pf)
-      for (int k = 0; k < NK; ++k) {
-        prefetch_row(pf[j + k], pf_bytes);
-        if (j + k < n2) prefetch_row(pf2[j + k], pf_bytes);
-      }
+    for (int k = 0; k < NK; ++k) {
+      if (pf) prefetch_row(pf[j + k], pf_bytes);
+      if (j + k < n2) prefetch_row(pf2[j + k], pf_bytes);
+    }
     few_scores16<NR>(kr + j, q, ldq, nb2, nfull, tail, s + j, lds);
   }
 #endif
   for (; j < nk; ++j) {
-    if (pf) {
-      prefetch_row(pf[j], pf_bytes);
-      if (j < n2) prefetch_row(pf2[j], pf_bytes);
-    }
+    if (pf) prefetch_row(pf[j], pf_bytes);
+    if (j < n2) prefetch_row(pf2[j], pf_bytes);
     few_scores<NR>(kr[j], q, ldq, nb2, nfull, tail, s + j, lds);
   }
 }
@@ -465,20 +564,79 @@ inline void few_scores_rows_dp(const bf16* const* kr, const uint16_t* q16, int64
   constexpr int NK = 16 / NR;
   int64_t j = 0;
   for (; j + NK <= nk; j += NK) {
-    if (pf)
-      for (int k = 0; k < NK; ++k) {
-        prefetch_row(pf[j + k], pf_bytes);
-        if (j + k < n2) prefetch_row(pf2[j + k], pf_bytes);
-      }
+    for (int k = 0; k < NK; ++k) {
+      if (pf) prefetch_row(pf[j + k], pf_bytes);
+      if (j + k < n2) prefetch_row(pf2[j + k], pf_bytes);
+    }
     few_scores_dp<NR, NK>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds);
   }
   for (; j < nk; ++j) {
-    if (pf) {
-      prefetch_row(pf[j], pf_bytes);
-      if (j < n2) prefetch_row(pf2[j], pf_bytes);
-    }
+    if (pf) prefetch_row(pf[j], pf_bytes);
+    if (j < n2) prefetch_row(pf2[j], pf_bytes);
     few_scores_dp<NR, 1>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds);
   }
+}
+#endif
+
+#ifdef SDPA_BF16DOT
+// AVX512_BF16 P V: vdpbf16ps over pairs of keys. For 32 dims of keys j and
+// j + 1, two permutes give the even dims as (V[j][2i], V[j+1][2i]) pairs and
+// the odd dims as (V[j][2i+1], V[j+1][2i+1]) -- the split layout of O -- and
+// each row's (P[r][j], P[r][j+1]) bf16 pair is broadcast: half the
+// multiply-adds of the f32 form and no bf16 -> f32 conversion of V.
+struct PairIdx {
+  __m512i even, odd;
+  PairIdx() {
+    alignas(64) uint16_t e[32], o[32];
+    for (int i = 0; i < 16; ++i) {
+      e[2 * i] = static_cast<uint16_t>(2 * i), e[2 * i + 1] = static_cast<uint16_t>(32 + 2 * i);
+      o[2 * i] = static_cast<uint16_t>(2 * i + 1), o[2 * i + 1] = static_cast<uint16_t>(33 + 2 * i);
+    }
+    even = _mm512_load_si512(e);
+    odd = _mm512_load_si512(o);
+  }
+};
+
+// O[r][32 c0 ..] = alpha[r] O[r][..] + sum_j P[r][j] V[j][..] over NC whole
+// split blocks from block c0; P as bf16 rows p16 (stride ldp16, even count of
+// keys nk2 pairs; vr[2 * nk2 - 1] valid, a zero row when nk is odd).
+template <int NR, int NC>
+inline void few_pv_dp(const bf16* const* vr, int64_t nk2, const uint16_t* p16, int64_t ldp16,
+                      float* o, int64_t ldo, const float* alpha, int64_t c0, const PairIdx& ix) {
+  __m512 acc[NR][2 * NC];
+  for (int r = 0; r < NR; ++r) {
+    const __m512 a = _mm512_set1_ps(alpha[r]);
+    for (int c = 0; c < 2 * NC; ++c)
+      acc[r][c] = _mm512_mul_ps(_mm512_loadu_ps(o + r * ldo + c0 * 32 + c * 16), a);
+  }
+  for (int64_t j2 = 0; j2 < nk2; ++j2) {
+    const bf16* v0 = vr[2 * j2] + c0 * 32;
+    const bf16* v1 = vr[2 * j2 + 1] + c0 * 32;
+    __m512bh ve[NC], vo[NC];
+    for (int c = 0; c < NC; ++c) {
+      const __m512i x = _mm512_loadu_si512(v0 + c * 32), y = _mm512_loadu_si512(v1 + c * 32);
+      ve[c] = bf16dot::as_bh(_mm512_permutex2var_epi16(x, ix.even, y));
+      vo[c] = bf16dot::as_bh(_mm512_permutex2var_epi16(x, ix.odd, y));
+    }
+    for (int r = 0; r < NR; ++r) {
+      const __m512bh pb = bf16dot::as_bh(bf16dot::pair_bcast(p16 + r * ldp16 + 2 * j2));
+      for (int c = 0; c < NC; ++c) {
+        acc[r][2 * c] = _mm512_dpbf16_ps(acc[r][2 * c], ve[c], pb);
+        acc[r][2 * c + 1] = _mm512_dpbf16_ps(acc[r][2 * c + 1], vo[c], pb);
+      }
+    }
+  }
+  for (int r = 0; r < NR; ++r)
+    for (int c = 0; c < 2 * NC; ++c) _mm512_storeu_ps(o + r * ldo + c0 * 32 + c * 16, acc[r][c]);
+}
+
+template <int NR>
+inline void few_pv_rows_dp(const bf16* const* vr, int64_t nk2, const uint16_t* p16, int64_t ldp16,
+                           float* o, int64_t ldo, const float* alpha, int64_t nb2,
+                           const PairIdx& ix) {
+  int64_t c = 0;
+  for (; c + 2 <= nb2; c += 2) few_pv_dp<NR, 2>(vr, nk2, p16, ldp16, o, ldo, alpha, c, ix);
+  if (c < nb2) few_pv_dp<NR, 1>(vr, nk2, p16, ldp16, o, ldo, alpha, c, ix);
 }
 #endif
 
@@ -528,11 +686,14 @@ inline void few_pv_split(const bf16* const* vr, int64_t nk, const float* pr, int
     for (int c = 0; c < 2 * NC; ++c) store(o + r * ldo + c0 * 2 * kLanes + c * kLanes, acc[r][c]);
 }
 
+// dp_blocks: the first nb2 split blocks are done already (by few_pv_rows_dp).
 template <int NR, class T>
 inline void few_pv_rows(const T* const* vr, int64_t nk, const float* pr, int64_t ldp, float* o,
-                        int64_t ldo, const float* alpha, int64_t nb2, int64_t nfull, int tail) {
+                        int64_t ldo, const float* alpha, int64_t nb2, int64_t nfull, int tail,
+                        bool dp_blocks) {
   int64_t c = 0;
   if constexpr (kSplitBf16<T>) {
+    if (dp_blocks) c = nb2;
     for (; c + kPvVecs / 2 <= nb2; c += kPvVecs / 2)
       few_pv_split<NR, kPvVecs / 2>(vr, nk, pr, ldp, o, ldo, alpha, c);
     for (; c < nb2; ++c) few_pv_split<NR, 1>(vr, nk, pr, ldp, o, ldo, alpha, c);
@@ -596,6 +757,19 @@ inline void apply_mask_row(float* s, const bool* m, int64_t sj, int64_t nk) {
     if (!m[j * sj]) s[j] = kNegInf;
 }
 
+// rows[j] = the row of key j0 + j (j < n): a constant stride unless paged.
+template <class T>
+inline void row_ptrs(const opsnn::sdpa::KvSource& src, const T* base, int64_t b, int64_t h,
+                     int64_t j0, int64_t n, const T** rows) {
+  if (n <= 0) return;
+  if (!src.block_table) {
+    const T* r0 = base + src.offset(b, h, j0);
+    for (int64_t j = 0; j < n; ++j) rows[j] = r0 + j * src.sl;
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) rows[j] = base + src.offset(b, h, j0 + j);
+}
+
 // dst = scale * src in the split layout (bf16: nb2 whole blocks) then natural order.
 template <class T>
 inline void load_q_row(const T* src, float* dst, int64_t D, int64_t nb2, float scale) {
@@ -640,6 +814,17 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
   const T** kr = reinterpret_cast<const T**>(moff + kFewRows);  // [kFewBlock]
   const T** vr = kr + kFewBlock;
   const T** kn = vr + kFewBlock;  // K rows of the next block
+#ifdef SDPA_BF16DOT
+  // P rounded to bf16 [rows][kFewBlock] and a zero V row (pairs a last odd key).
+  uint16_t* p16 = reinterpret_cast<uint16_t*>(kn + kFewBlock);
+  const bf16* zrow = reinterpret_cast<const bf16*>(p16 + kFewRows * kFewBlock);
+  if constexpr (kSplitBf16<T>)
+    std::memset(p16 + kFewRows * kFewBlock, 0, static_cast<size_t>(round_up(D, 32)) * 2);
+  const PairIdx pix;
+  constexpr bool kDpPv = kSplitBf16<T>;
+#else
+  constexpr bool kDpPv = false;
+#endif
 
   const int64_t lk_b = valid_keys(p, tk.b);
   const int64_t off = lk_b - p.Lq;
@@ -688,50 +873,52 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
         any = mask_any(mk + moff[r] + j0 * p.mask.sj, p.mask.sj, nk);
       if (!any) continue;
     }
-    for (int64_t j = 0; j < nk; ++j) {
-      kr[j] = kbase + p.k.offset(tk.b, tk.hkv, j0 + j);
-      vr[j] = vbase + p.v.offset(tk.b, tk.hkv, j0 + j);
-    }
+    row_ptrs(p.k, kbase, tk.b, tk.hkv, j0, nk, kr);
+    row_ptrs(p.v, vbase, tk.b, tk.hkv, j0, nk, vr);
     // While scoring this block, prefetch its V rows and the next block's K
     // rows, so the memory stream keeps going through the softmax and P V.
+    // While scoring this block, prefetch its V rows and the next block's K
+    // rows, so the memory stream keeps going through the softmax and P V.
+    // The first row group does the prefetching.
     const int64_t n2 = std::max<int64_t>(0, std::min(kFewBlock, kend - (j0 + kFewBlock)));
-    for (int64_t j = 0; j < n2; ++j) kn[j] = kbase + p.k.offset(tk.b, tk.hkv, j0 + kFewBlock + j);
+    row_ptrs(p.k, kbase, tk.b, tk.hkv, j0 + kFewBlock, n2, kn);
+    const T* const* pf = vr;
+    int64_t nkp = n2;
 #ifdef SDPA_BF16DOT
     if constexpr (kSplitBf16<T>) {
       const uint16_t* q16 = reinterpret_cast<const uint16_t*>(q);
       const int64_t nblk = ld16 / 32;
       const int tail32 = static_cast<int>(D % 32);
       int64_t r = 0;
-      const T* const* pf = vr;
-      for (; r + 4 <= rows; r += 4, pf = nullptr)
+      for (; r + 4 <= rows; r += 4, pf = nullptr, nkp = 0)
         few_scores_rows_dp<4>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              pf, kn, n2, row_bytes);
+                              pf, kn, nkp, row_bytes);
       if (r + 2 <= rows) {
         few_scores_rows_dp<2>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              pf, kn, n2, row_bytes);
+                              pf, kn, nkp, row_bytes);
         r += 2;
         pf = nullptr;
+        nkp = 0;
       }
       if (r < rows)
         few_scores_rows_dp<1>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              pf, kn, n2, row_bytes);
+                              pf, kn, nkp, row_bytes);
     } else
 #endif
     {
-      // Scores; the first row group prefetches the V rows of the block.
       int64_t r = 0;
-      const T* const* pf = vr;
-      for (; r + 4 <= rows; r += 4, pf = nullptr)
-        few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+      for (; r + 4 <= rows; r += 4, pf = nullptr, nkp = 0)
+        few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, nkp,
                            row_bytes);
       if (r + 2 <= rows) {
-        few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+        few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, nkp,
                            row_bytes);
         r += 2;
         pf = nullptr;
+        nkp = 0;
       }
       if (r < rows)
-        few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, n2,
+        few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, nkp,
                            row_bytes);
     }
     if (p.mask.data) {
@@ -756,19 +943,49 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
       m[rr] = mn;
       const Vf vms = set1(ms);
       Vf sum = zero();
-      for (int64_t j = 0; j < nkv; j += kLanes) {
-        const Vf x = load(sr + j);
-        const Vf pr = select(x < neg_max, zero(), vexp_nonpos(x - vms));
-        store(sr + j, pr);
-        sum = sum + pr;
+#ifdef SDPA_BF16DOT
+      if constexpr (kDpPv) {
+        // P also rounded to bf16 for the vdpbf16ps P V (as in the many-rows
+        // form); the sum, the lse and the dims past the whole blocks use f32 P.
+        uint16_t* pr16 = p16 + rr * lds;
+        for (int64_t j = 0; j < nkv; j += kLanes) {
+          const Vf x = load(sr + j);
+          const Vf pr = select(x < neg_max, zero(), vexp_nonpos(x - vms));
+          const __m256bh h = _mm512_cvtneps_pbh(pr.v);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(pr16 + j),
+                              reinterpret_cast<const __m256i&>(h));
+          store(sr + j, pr);
+          sum = sum + pr;
+        }
+      } else
+#endif
+      {
+        for (int64_t j = 0; j < nkv; j += kLanes) {
+          const Vf x = load(sr + j);
+          const Vf pr = select(x < neg_max, zero(), vexp_nonpos(x - vms));
+          store(sr + j, pr);
+          sum = sum + pr;
+        }
       }
       l[rr] = l[rr] * alpha[rr] + reduce_add(sum);
     }
+#ifdef SDPA_BF16DOT
+    if constexpr (kDpPv) {
+      if (nk & 1) vr[nk] = zrow;
+      const int64_t nk2 = (nk + 1) / 2;
+      int64_t r = 0;
+      for (; r + kPvRows <= rows; r += kPvRows)
+        few_pv_rows_dp<kPvRows>(vr, nk2, p16 + r * lds, lds, o + r * ld, ld, alpha + r, nb2, pix);
+      for (; r < rows; ++r)
+        few_pv_rows_dp<1>(vr, nk2, p16 + r * lds, lds, o + r * ld, ld, alpha + r, nb2, pix);
+    }
+#endif
     int64_t r = 0;
     for (; r + kPvRows <= rows; r += kPvRows)
-      few_pv_rows<kPvRows>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail);
+      few_pv_rows<kPvRows>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail,
+                           kDpPv);
     for (; r < rows; ++r)
-      few_pv_rows<1>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail);
+      few_pv_rows<1>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail, kDpPv);
   }
 
   if (p.kv_splits > 1) {
