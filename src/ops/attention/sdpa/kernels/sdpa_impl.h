@@ -359,7 +359,11 @@ inline int64_t split_chunk(const Params& p) {
 // S[row][key], so the masks, the bias and the exp are vectors along the keys;
 // P V broadcasts P and accumulates O[row][d] along D.
 inline constexpr int64_t kFewRows = kLanes == 8 ? 8 : 16;
-inline constexpr int64_t kFewBlock = 64;  // keys per block (a multiple of kLanes)
+// Keys per block (a multiple of kLanes): f32 128, 16-bit 64 (measured, see
+// docs/attention.md); kFewBlock sizes the scratch.
+inline constexpr int64_t kFewBlock = 128;
+template <class T>
+inline constexpr int64_t kFewBlockOf = sizeof(T) == 4 ? 128 : 64;
 inline constexpr int kPvRows = kLanes == 8 ? 2 : 4;
 inline constexpr int kPvVecs = 4;
 
@@ -801,7 +805,8 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
 #ifdef SDPA_BF16DOT
   const int64_t ld16 = round_up(D, 32);  // raw bf16 Q rows (fit in the f32 rows' space)
 #endif
-  const int64_t rows = tk.ng * tk.ni, lds = kFewBlock;
+  constexpr int64_t fb = kFewBlockOf<T>;
+  const int64_t rows = tk.ng * tk.ni, lds = fb;
   float* q = slot;                                               // [rows][ld], scaled, zero padded
   float* o = q + kFewRows * ld;                                  // [rows][ld]
   float* s = o + kFewRows * ld;                                  // [rows][kFewBlock]
@@ -863,8 +868,8 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
   alignas(64) float iota[kLanes];
   for (int x = 0; x < kLanes; ++x) iota[x] = static_cast<float>(x);
   const Vf viota = load(iota);
-  for (int64_t j0 = kbeg; j0 < kend; j0 += kFewBlock) {
-    const int64_t nk = std::min(kFewBlock, kend - j0), nkv = round_up(nk, kLanes);
+  for (int64_t j0 = kbeg; j0 < kend; j0 += fb) {
+    const int64_t nk = std::min(fb, kend - j0), nkv = round_up(nk, kLanes);
     // Bool mask first: a block no row sees is skipped before its scores.
     if (p.mask.data) {
       bool any = false;
@@ -880,8 +885,8 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
     // While scoring this block, prefetch its V rows and the next block's K
     // rows, so the memory stream keeps going through the softmax and P V.
     // The first row group does the prefetching.
-    const int64_t n2 = std::max<int64_t>(0, std::min(kFewBlock, kend - (j0 + kFewBlock)));
-    row_ptrs(p.k, kbase, tk.b, tk.hkv, j0 + kFewBlock, n2, kn);
+    const int64_t n2 = std::max<int64_t>(0, std::min(fb, kend - (j0 + fb)));
+    row_ptrs(p.k, kbase, tk.b, tk.hkv, j0 + fb, n2, kn);
     const T* const* pf = vr;
     int64_t nkp = n2;
 #ifdef SDPA_BF16DOT
