@@ -59,25 +59,7 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
                                      reinterpret_cast<__m512bh>(bv[v]));
     }
   }
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      const int n = ncols - v * 16;
-      float* p = c + i * ldc + v * 16;
-      const Vf x{acc[i][v]};
-      if (ob) {
-        bf16* o = ob + i * ldo + v * 16;
-        if (n >= 16)
-          store(o, accumulate ? load(p) + x : x);
-        else if (n > 0)
-          store_n(o, accumulate ? load_n(p, n) + x : x, n);
-      } else if (n >= 16) {
-        store(p, accumulate ? load(p) + x : x);
-      } else if (n > 0) {
-        store_n(p, accumulate ? load_n(p, n) + x : x, n);
-      }
-    }
+  store_acc(acc, c, ldc, ncols, accumulate, ob, ldo);
 }
 
 // The decode kernel (M <= MR): R x 32 columns, A pair (i, k) read as 32 bits
@@ -117,18 +99,7 @@ void ukr_dp_eb(int64_t kp, const uint16_t* a, int64_t a_ks, int64_t a_rs, const 
             : [b] "v"(bv[v]), [a] "m"(*ai));
     }
   }
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      const int n = ncols - v * 16;
-      float* p = c + i * ldc + v * 16;
-      const Vf x{acc[i][v]};
-      if (n >= 16)
-        store(p, accumulate ? load(p) + x : x);
-      else if (n > 0)
-        store_n(p, accumulate ? load_n(p, n) + x : x, n);
-    }
+  store_acc(acc, c, ldc, ncols, accumulate);
 }
 
 using EbFn = void (*)(int64_t, const uint16_t*, int64_t, int64_t, const uint16_t*, float*, int64_t,

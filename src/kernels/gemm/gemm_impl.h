@@ -199,6 +199,38 @@ inline void finish_tile(const Epilogue& ep, const float* c, int64_t ldc, int row
     epilogue_tile(ep, c, ldc, rows, ncols, i0, jp, out);
 }
 
+// The end of every microkernel: the MR x NV accumulator tile (Vf or the ISA's
+// raw vector) added to (accumulate) or written over the rows of c, ncols valid
+// columns. With ob the result goes to the bf16 rows ob (stride ldo) instead:
+// the bf16 kernel's last K-block. Fully unrolled, the masked tail too, so the
+// accumulators never leave the registers.
+template <int MR, int NV, class A>
+__attribute__((always_inline)) inline void store_acc(const A (&acc)[MR][NV], float* c, int64_t ldc,
+                                                     int ncols, bool accumulate, bf16* ob = nullptr,
+                                                     int64_t ldo = 0) {
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      const int n = ncols - v * kLanes;
+      float* p = c + i * ldc + v * kLanes;
+      const Vf x{acc[i][v]};
+      if (n >= kLanes) {
+        const Vf y = accumulate ? load(p) + x : x;
+        if (ob)
+          store(ob + i * ldo + v * kLanes, y);
+        else
+          store(p, y);
+      } else if (n > 0) {
+        const Vf y = accumulate ? load_n(p, n) + x : x;
+        if (ob)
+          store_n(ob + i * ldo + v * kLanes, y, n);
+        else
+          store_n(p, y, n);
+      }
+    }
+}
+
 // ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
 // a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
 // c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
@@ -231,26 +263,7 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
       for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
     }
   }
-  if (ncols == NV * kLanes) {
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) {
-        float* p = c + i * ldc + v * kLanes;
-        store(p, accumulate ? load(p) + acc[i][v] : acc[i][v]);
-      }
-  } else {
-    for (int i = 0; i < MR; ++i)
-      for (int v = 0; v < NV; ++v) {
-        const int n = ncols - v * kLanes;
-        if (n <= 0) break;
-        float* p = c + i * ldc + v * kLanes;
-        if (n >= kLanes)
-          store(p, accumulate ? load(p) + acc[i][v] : acc[i][v]);
-        else
-          store_n(p, accumulate ? load_n(p, n) + acc[i][v] : acc[i][v], n);
-      }
-  }
+  store_acc(acc, c, ldc, ncols, accumulate);
 }
 
 // The packed-A microkernel (the hot one): a is an MR-row panel (element
@@ -285,17 +298,7 @@ void ukr_p(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int n
     a += AS;
     b += NR;
   }
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) {
-      float* p = c + i * ldc + v * kLanes;
-      const int n = ncols - v * kLanes;
-      if (n >= kLanes)
-        store(p, accumulate ? load(p) + acc[i][v] : acc[i][v]);
-      else if (n > 0)
-        store_n(p, accumulate ? load_n(p, n) + acc[i][v] : acc[i][v], n);
-    }
+  store_acc(acc, c, ldc, ncols, accumulate);
 }
 
 template <class TB>
@@ -349,19 +352,7 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
             : [c] "+v"(acc[i][v])
             : [b] "v"(bv[v]), [a] "m"(ak[i * a_rs]));
   }
-  // Fully unrolled (also the masked tail): the accumulators stay in registers.
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) {
-      float* p = c + i * ldc + v * kLanes;
-      const int n = ncols - v * kLanes;
-      const Vf x{acc[i][v]};
-      if (n >= kLanes)
-        store(p, accumulate ? load(p) + x : x);
-      else if (n > 0)
-        store_n(p, accumulate ? load_n(p, n) + x : x, n);
-    }
+  store_acc(acc, c, ldc, ncols, accumulate);
 }
 #endif
 
@@ -490,48 +481,19 @@ inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DT
 
 #if defined(__AVX512F__)
 // Columns [k, k + 16) of MR <= 16 rows of 32-bit words (row i at src[i]),
-// transposed in registers: dst[j*MR + i] = src[i][k + j]. The 16x16 transpose
-// is 64 shuffles for 16*MR elements; the scalar copy it replaces was one load
-// and one store per element and cost ~15% of 4096x320x320.
+// transposed in registers: dst[j*MR + i] = src[i][k + j]. The scalar copy it
+// replaces was one load and one store per element and cost ~15% of
+// 4096x320x320.
 template <int MR>
 inline void transpose_cols16(const float* const* src, int64_t k, float* dst) {
-  static_assert(MR <= 16);
-  __m512 r[16], t[16];
+  static_assert(MR <= kLanes);
+  Vf r[kLanes];
 #pragma GCC unroll 16
-  for (int i = 0; i < 16; ++i) r[i] = i < MR ? _mm512_loadu_ps(src[i] + k) : _mm512_setzero_ps();
-    // t[2j], t[2j+1]: per 128-bit lane L, (row 2j, row 2j+1) of columns 4L, 4L+1 / 4L+2, 4L+3.
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) {
-    t[2 * j] = _mm512_unpacklo_ps(r[2 * j], r[2 * j + 1]);
-    t[2 * j + 1] = _mm512_unpackhi_ps(r[2 * j], r[2 * j + 1]);
-  }
-  // r[4g + c]: per lane L, rows 4g..4g+3 of column 4L + c.
-#pragma GCC unroll 4
-  for (int g = 0; g < 4; ++g) {
-    const __m512d a0 = _mm512_castps_pd(t[4 * g]), a1 = _mm512_castps_pd(t[4 * g + 1]);
-    const __m512d b0 = _mm512_castps_pd(t[4 * g + 2]), b1 = _mm512_castps_pd(t[4 * g + 3]);
-    r[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, b0));
-    r[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, b0));
-    r[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, b1));
-    r[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, b1));
-  }
-  // t[c] (c < 4): lanes = rows 0-3 / 4-7 of columns c, 8 + c; t[4 + c]: columns 4 + c, 12 + c.
-  // t[8 + ...]: the same for rows 8-11 / 12-15.
-#pragma GCC unroll 4
-  for (int c = 0; c < 4; ++c) {
-    t[c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
-    t[4 + c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);
-    t[8 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
-    t[12 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
-  }
+  for (int i = 0; i < kLanes; ++i) r[i] = i < MR ? load(src[i] + k) : zero();
+  transpose_lanes(r);
   constexpr __mmask16 m = static_cast<__mmask16>((1u << MR) - 1);
-#pragma GCC unroll 4
-  for (int c = 0; c < 4; ++c) {
-    _mm512_mask_storeu_ps(dst + c * MR, m, _mm512_shuffle_f32x4(t[c], t[8 + c], 0x88));
-    _mm512_mask_storeu_ps(dst + (4 + c) * MR, m, _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0x88));
-    _mm512_mask_storeu_ps(dst + (8 + c) * MR, m, _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd));
-    _mm512_mask_storeu_ps(dst + (12 + c) * MR, m, _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0xdd));
-  }
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; ++j) _mm512_mask_storeu_ps(dst + j * MR, m, r[j].v);
 }
 #endif
 

@@ -168,6 +168,25 @@ inline Vf scale_pow2(Vf p, Vf k) {
   return p * from_bits(shl<23>(k1 + set1i(127))) * from_bits(shl<23>(k2 + set1i(127)));
 }
 
+// In-register transpose of a kLanes x kLanes tile: lane c of x[r] -> lane r of x[c].
+inline void transpose_lanes(Vf* x) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
+    t[2 * i + 1] = _mm256_unpackhi_ps(x[2 * i].v, x[2 * i + 1].v);
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {
+    x[k].v = _mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+    x[4 + k].v = _mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+  }
+}
+
 #include "kernels/simd/vmath_body.inc"
 
 }  // namespace opsnn::simd::avx2

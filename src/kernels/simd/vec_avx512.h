@@ -140,6 +140,32 @@ inline float reduce_max(Vf a) { return _mm512_reduce_max_ps(a.v); }
 inline float reduce_min(Vf a) { return _mm512_reduce_min_ps(a.v); }
 inline float first(Vf a) { return _mm512_cvtss_f32(a.v); }
 
+// In-register transpose of a kLanes x kLanes tile: lane c of x[r] -> lane r of x[c]
+// (64 shuffles; used by sdpa's bias tiles and the GEMM's A packing).
+inline void transpose_lanes(Vf* x) {
+  __m512 t[16], r[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
+    t[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i].v, x[2 * i + 1].v);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  // r[4i + k] holds, per 128-bit lane L, column 4L + k of rows 4i..4i+3.
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 4; ++k) {
+      t[8 * h + k] = _mm512_shuffle_f32x4(r[8 * h + k], r[8 * h + 4 + k], 0x88);
+      t[8 * h + 4 + k] = _mm512_shuffle_f32x4(r[8 * h + k], r[8 * h + 4 + k], 0xDD);
+    }
+  for (int k = 0; k < 8; ++k) {
+    x[k].v = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+    x[8 + k].v = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xDD);
+  }
+}
+
 #include "kernels/simd/vmath_body.inc"
 
 }  // namespace opsnn::simd::avx512

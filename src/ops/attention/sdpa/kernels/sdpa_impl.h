@@ -166,30 +166,6 @@ inline bool any_visible(const Params& p, const int64_t* moff, int64_t rows, int6
 
 #if defined(__AVX512F__)
 #define SDPA_TRANSPOSE 1
-// In-register transpose of a kLanes x kLanes tile: lane c of x[r] -> lane r of x[c].
-inline void transpose_lanes(Vf* x) {
-  __m512 t[16], r[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
-    t[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i].v, x[2 * i + 1].v);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-  // r[4i + k] holds, per 128-bit lane L, column 4L + k of rows 4i..4i+3.
-  for (int h = 0; h < 2; ++h)
-    for (int k = 0; k < 4; ++k) {
-      t[8 * h + k] = _mm512_shuffle_f32x4(r[8 * h + k], r[8 * h + 4 + k], 0x88);
-      t[8 * h + 4 + k] = _mm512_shuffle_f32x4(r[8 * h + k], r[8 * h + 4 + k], 0xDD);
-    }
-  for (int k = 0; k < 8; ++k) {
-    x[k].v = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
-    x[8 + k].v = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xDD);
-  }
-}
 // 0 where the kLanes mask bytes m[0..n) are true, -inf where false or past n.
 inline Vf mask_bias(const bool* m, int n) {
   const __m128i x = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1u), m);
@@ -198,23 +174,6 @@ inline Vf mask_bias(const bool* m, int n) {
 }
 #elif defined(__AVX2__)
 #define SDPA_TRANSPOSE 1
-inline void transpose_lanes(Vf* x) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
-    t[2 * i + 1] = _mm256_unpackhi_ps(x[2 * i].v, x[2 * i + 1].v);
-  }
-  for (int i = 0; i < 2; ++i) {
-    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-  for (int k = 0; k < 4; ++k) {
-    x[k].v = _mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
-    x[4 + k].v = _mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
-  }
-}
 inline Vf mask_bias(const bool* m, int n) {
   uint64_t w = 0;
   std::memcpy(&w, m, static_cast<size_t>(n));
