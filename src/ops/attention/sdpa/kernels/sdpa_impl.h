@@ -187,6 +187,28 @@ inline Vf mask_bias(const bool* m, int n) {
 // per key. Else, with unit key stride, kLanes x kLanes tiles: a typed vector
 // load along the keys per row, an in-register transpose, one vector add per
 // key; otherwise row by row along the keys.
+#ifdef SDPA_TRANSPOSE
+// S^T[j + c][r] += lane c of row(r, j, nj) for rows [0, rows), keys [0, nk):
+// row(r, j, nj) loads keys [j, j + nj) of row r (nj <= kLanes) as one vector;
+// the kLanes x kLanes tiles are transposed in registers, then added per key.
+template <class RowFn>
+inline void add_rows_transposed(int64_t rows, int64_t nk, float* st, int64_t mq, RowFn&& row) {
+  for (int64_t iv = 0; iv < rows; iv += kLanes) {
+    const int nr = static_cast<int>(std::min<int64_t>(kLanes, rows - iv));
+    for (int64_t j = 0; j < nk; j += kLanes) {
+      const int nj = static_cast<int>(std::min<int64_t>(kLanes, nk - j));
+      Vf x[kLanes];
+      for (int r = 0; r < kLanes; ++r) x[r] = r < nr ? row(iv + r, j, nj) : zero();
+      transpose_lanes(x);
+      for (int c = 0; c < nj; ++c) {
+        float* sp = st + (j + c) * mq + iv;
+        store(sp, load(sp) + x[c]);
+      }
+    }
+  }
+}
+#endif
+
 template <class T>
 inline void add_bias_tile_t(const T* b, int64_t sj, const int64_t* boff, int64_t rows, int64_t j0,
                             int64_t nk, float* st, int64_t mq, bool one_row) {
@@ -199,25 +221,11 @@ inline void add_bias_tile_t(const T* b, int64_t sj, const int64_t* boff, int64_t
     return;
   }
 #ifdef SDPA_TRANSPOSE
-  if (sj == 1) {
-    for (int64_t iv = 0; iv < rows; iv += kLanes) {
-      const int nr = static_cast<int>(std::min<int64_t>(kLanes, rows - iv));
-      for (int64_t j = 0; j < nk; j += kLanes) {
-        const int nj = static_cast<int>(std::min<int64_t>(kLanes, nk - j));
-        Vf x[kLanes];
-        for (int r = 0; r < kLanes; ++r) {
-          const T* br = b + boff[iv + (r < nr ? r : 0)] + j0 + j;
-          x[r] = r >= nr ? zero() : nj == kLanes ? load(br) : load_n(br, nj);
-        }
-        transpose_lanes(x);
-        for (int c = 0; c < nj; ++c) {
-          float* sp = st + (j + c) * mq + iv;
-          store(sp, load(sp) + x[c]);
-        }
-      }
-    }
-    return;
-  }
+  if (sj == 1)
+    return add_rows_transposed(rows, nk, st, mq, [&](int64_t r, int64_t j, int nj) {
+      const T* br = b + boff[r] + j0 + j;
+      return nj == kLanes ? load(br) : load_n(br, nj);
+    });
 #endif
   for (int64_t r = 0; r < rows; ++r) {
     const T* br = b + boff[r] + j0 * sj;
@@ -251,23 +259,10 @@ inline void apply_mask_tile(const opsnn::sdpa::Broadcast4& mask, const int64_t* 
     return;
   }
 #ifdef SDPA_TRANSPOSE
-  if (mask.sj == 1) {  // as add_bias_tile_t: a -inf / 0 bias per tile, transposed
-    for (int64_t iv = 0; iv < rows; iv += kLanes) {
-      const int nr = static_cast<int>(std::min<int64_t>(kLanes, rows - iv));
-      for (int64_t j = 0; j < nk; j += kLanes) {
-        const int nj = static_cast<int>(std::min<int64_t>(kLanes, nk - j));
-        Vf x[kLanes];
-        for (int r = 0; r < kLanes; ++r)
-          x[r] = r < nr ? mask_bias(mk + moff[iv + r] + j0 + j, nj) : zero();
-        transpose_lanes(x);
-        for (int c = 0; c < nj; ++c) {
-          float* sp = st + (j + c) * mq + iv;
-          store(sp, load(sp) + x[c]);
-        }
-      }
-    }
-    return;
-  }
+  if (mask.sj == 1)  // as add_bias_tile_t: a -inf / 0 bias per tile
+    return add_rows_transposed(rows, nk, st, mq, [&](int64_t r, int64_t j, int nj) {
+      return mask_bias(mk + moff[r] + j0 + j, nj);
+    });
 #endif
   for (int64_t r = 0; r < rows; ++r) {
     const bool* mr = mk + moff[r] + j0 * mask.sj;
