@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "opsnn/bench.h"
 #include "opsnn/opsnn.h"
 
 namespace opsnn {
@@ -136,6 +137,19 @@ TEST(Cpu, DetectsAndCaps) {
   set_isa_cap(Isa::avx512);
   EXPECT_EQ(active_isa(), c.best_isa());
   EXPECT_THROW(isa_from_name("sse9"), Error);
+}
+
+// The bench helper reads every byte it is given: an unaligned start, a length
+// that is not a multiple of the vector loop, and several threads' chunks.
+TEST(Bench, StreamReadSumsEveryElement) {
+  std::vector<float> v((1 << 18) + 37, 1.0f);
+  for (size_t i = 0; i < v.size(); i += 1000) v[i] = 3.0f;
+  const float* p = v.data() + 1;
+  const size_t n = v.size() - 1;
+  double want = 0;
+  for (size_t i = 0; i < n; ++i) want += p[i];
+  EXPECT_NEAR(stream_read(p, n * sizeof(float)), want, want * 1e-5);
+  EXPECT_EQ(stream_read(p, 0), 0.0f);
 }
 
 }  // namespace

@@ -23,6 +23,13 @@ Timing time_it(FunctionRef<void()> fn, int min_repeats = 5, double min_seconds =
 double measure_copy_gbps(size_t bytes = size_t{64} << 20);
 // Streaming read (sum) of `bytes`; GB/s of bytes read.
 double measure_read_gbps(size_t bytes = size_t{256} << 20);
+// Reads every byte of [p, p + bytes) once (a vector sum with the active ISA,
+// split over the current threads) and returns the sum: the plain stream that
+// measure_read_gbps times, over a caller's buffer. A benchmark times it over
+// the very bytes its kernel streams (same pages, same cache state),
+// interleaved with the kernel, for a read reference that this machine's
+// bandwidth swings cannot separate from the kernel's figure.
+float stream_read(const void* p, size_t bytes);
 // f32 FMA throughput of the active ISA on the current thread count, GFLOP/s
 // (one FMA = 2 flops).
 double measure_fma_peak_gflops();
