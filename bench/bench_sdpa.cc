@@ -50,6 +50,7 @@ struct Result {
   // rounds as the kernel (the reference this machine's bandwidth swings
   // cannot separate from the kernel's figure).
   Timing same_read;
+  std::vector<double> round_ratios;  // per round: read median / kernel median, sorted
   std::string kernel;
 };
 
@@ -98,6 +99,8 @@ Result time_sdpa(const Case& c, DType dt, bool unfused, double seconds, bool hot
     return r;
   }
   // Rounds: every set through the kernel, then every set through a plain read.
+  // Each round's medians give one paired ratio (read / kernel): the bandwidth
+  // drifts between rounds, so the ratio within a round is the steady figure.
   std::vector<double> tk, tr;
   volatile float sink = 0;
   op.run(ins[0], {&out, 1}, w);
@@ -113,7 +116,11 @@ Result time_sdpa(const Case& c, DType dt, bool unfused, double seconds, bool hot
       sink = stream_read(in[1].data(), in[1].nbytes()) + stream_read(in[2].data(), in[2].nbytes());
       tr.push_back(ms_since(t0));
     }
+    const auto n = static_cast<std::ptrdiff_t>(ins.size());
+    r.round_ratios.push_back(stats({tr.end() - n, tr.end()}).median_ms /
+                             stats({tk.end() - n, tk.end()}).median_ms);
   }
+  std::sort(r.round_ratios.begin(), r.round_ratios.end());
   (void)sink;
   r.t = stats(tk);
   r.same_read = stats(tr);
@@ -167,6 +174,7 @@ int main(int argc, char** argv) {
               "GFLOP/s", "%limit", "unfused min/med ms", "torch min/med ms", "x unfus", "x torch");
   struct DecodeFig {
     double gbps, same_read_gbps, med_ratio;
+    std::vector<double> rounds;
   };
   std::vector<DecodeFig> decode_figs;
   for (Case c : kCases) {
@@ -193,7 +201,7 @@ int main(int argc, char** argv) {
     if (decode && f.same_read.repeats)
       decode_figs.push_back({kv_bytes / (f.t.min_ms * 1e-3) / 1e9,
                              kv_bytes / (f.same_read.min_ms * 1e-3) / 1e9,
-                             f.same_read.median_ms / f.t.median_ms});
+                             f.same_read.median_ms / f.t.median_ms, f.round_ratios});
     std::printf("%-16s %-22s %21s %9.1f %6.1f%%%s %21s %21s %8.2f %8.2f\n", c.name,
                 f.kernel.c_str(), fb, gflops, 100 * frac, decode ? "bw" : "  ", ub, tbuf,
                 u.t.min_ms / f.t.min_ms, xt);
@@ -205,12 +213,17 @@ int main(int argc, char** argv) {
       "best of those and the figures measured again after the cases: FMA peak %.1f GFLOP/s, read "
       "%.1f GB/s\n",
       peak, bw);
-  for (const DecodeFig& d : decode_figs)
+  for (const DecodeFig& d : decode_figs) {
+    const auto q = [&](double f) {
+      return 100 * d.rounds[static_cast<size_t>(f * static_cast<double>(d.rounds.size() - 1))];
+    };
     std::printf(
         "decode KV stream %.1f GB/s = %.1f%% of the best read figure %.1f GB/s; a plain read of "
         "the same K/V bytes in the same rounds: %.1f GB/s, the kernel %.1f%% of it (min to min), "
-        "%.1f%% (median to median)\n",
+        "%.1f%% (median to median); per round: median %.1f%% (quartiles %.1f-%.1f%%, %zu "
+        "rounds)\n",
         d.gbps, 100 * d.gbps / bw, bw, d.same_read_gbps, 100 * d.gbps / d.same_read_gbps,
-        100 * d.med_ratio);
+        100 * d.med_ratio, q(0.5), q(0.25), q(0.75), d.rounds.size());
+  }
   return 0;
 }
