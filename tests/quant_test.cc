@@ -100,10 +100,42 @@ TEST(MatmulInt8, PackedApiMatchesOp) {
     prm.activation = "silu";
     matmul_int8_packed(a, p, y, prm);
     EXPECT_TRUE(same_bits(y, y_op[0]));
+    // f16 output: the same f32 epilogue values, rounded once to f16.
+    auto h_op = call("matmul_int8", {a, w, as, ws, bias},
+                     {{"activation", std::string("silu")}, {"output", std::string("f16")}});
+    Tensor h = Tensor::zeros({M, N}, DType::f16);
+    matmul_int8_packed(a, p, h, prm);
+    EXPECT_TRUE(same_bits(h, h_op[0]));
+    for (int64_t i = 0; i < M * N; ++i)
+      ASSERT_EQ(h.data_as<f16>()[i].bits, to_f16(y.data_as<float>()[i]).bits) << i;
     auto r_op = call("matmul_int8", {a, w}, {{"output", std::string("i32")}});
     Tensor r = Tensor::zeros({M, N}, DType::i32);
     matmul_int8_packed(a, p, r);
     EXPECT_TRUE(same_bits(r, r_op[0]));
+  }
+}
+
+// f16 activations: the same results as f32 activations holding the same
+// (f16-representable) values, rounded once to f16 (tiled and panel paths).
+TEST(MatmulWq, F16ActivationsMatchF32) {
+  for (int64_t M : {3, 40}) {
+    const int64_t N = 33, K = 256;
+    Tensor xf = floats({M, K}, -1, 1, 11);
+    Tensor xh = Tensor::empty({M, K}, DType::f16);
+    for (int64_t i = 0; i < M * K; ++i) {
+      const f16 v = to_f16(xf.data_as<float>()[i]);
+      xh.data_as<f16>()[i] = v;
+      xf.data_as<float>()[i] = to_f32(v);
+    }
+    Tensor w = bytes_tensor({N, K / 2}, DType::u8, 12);
+    Tensor s = floats({N, K / 128}, 0.01f, 0.02f, 13);
+    const Attrs at = {{"bits", int64_t{4}}, {"group", int64_t{128}}};
+    const Tensor yf = call("matmul_wq", {xf, w, s}, at)[0];
+    const Tensor yh = call("matmul_wq", {xh, w, s}, at)[0];
+    ASSERT_EQ(yh.dtype(), DType::f16);
+    for (int64_t i = 0; i < M * N; ++i)
+      ASSERT_EQ(yh.data_as<f16>()[i].bits, to_f16(yf.data_as<float>()[i]).bits)
+          << "M " << M << " " << i;
   }
 }
 

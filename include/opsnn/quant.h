@@ -47,7 +47,7 @@ struct Int8MatmulParams {
 };
 
 // y = matmul_int8(a, w): a i8/u8 [..., K] contiguous; y contiguous [..., N] of
-// dtype i32 (raw), f32/bf16 (dequantized) or i8/u8 (requantized). Threaded;
+// dtype i32 (raw), f32/bf16/f16 (dequantized) or i8/u8 (requantized). Threaded;
 // the per-thread workspace is kept between calls.
 void matmul_int8_packed(const Tensor& a, const PackedInt8Matrix& w, Tensor& y,
                         const Int8MatmulParams& p = {});

@@ -2,7 +2,7 @@
 //
 //   acc[m, n] = sum_k (a[m, k] - c) * w[n, k]      exact int32 (K <= 65536)
 //   y = acc                                        (out i32)
-//   y = act(acc * a_scale[m] * w_scale[n] + bias)  (out f32 / bf16)
+//   y = act(acc * a_scale[m] * w_scale[n] + bias)  (out f32 / bf16 / f16)
 //   y = saturate(round(v / y_scale) + y_zp)        (out i8 / u8, v as above, act none|relu)
 //
 // Signedness: the dot-product instruction (vpdpbusd) multiplies unsigned bytes
@@ -24,7 +24,7 @@
 
 namespace opsnn::qgemm {
 
-enum class Out : int { i32, f32, bf16, i8, u8 };
+enum class Out : int { i32, f32, bf16, f16, i8, u8 };
 enum class Act : int { none, relu, gelu_erf, gelu_tanh, silu };
 
 struct Epilogue {

@@ -79,6 +79,8 @@ inline void epilogue_row(const qgemm::Args& a, const int32_t* c, const int32_t* 
       store_n(static_cast<float*>(a.y) + yo, f, n);
     } else if (ep.out == qgemm::Out::bf16) {
       store_n(static_cast<bf16*>(a.y) + yo, f, n);
+    } else if (ep.out == qgemm::Out::f16) {
+      store_n(static_cast<f16*>(a.y) + yo, f, n);
     } else {
       const bool u8 = ep.out == qgemm::Out::u8;
       const Vf lo = set1(u8 ? 0.0f : -128.0f), hi = set1(u8 ? 255.0f : 127.0f);

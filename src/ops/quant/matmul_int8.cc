@@ -1,9 +1,9 @@
 // matmul_int8 (W8A8): int8/uint8 activations x int8 weights -> int32, with a
-// fused dequantize (f32/bf16) or requantize (i8/u8) epilogue, on the int8 GEMM
+// fused dequantize (f32/bf16/f16) or requantize (i8/u8) epilogue, on the int8 GEMM
 // in src/kernels/qgemm/ (AVX512-VNNI, AVX-VNNI, plain AVX2, scalar).
 //
 //   acc[m, n] = sum_k (a[m, k] - a_zp) * w[n, k]                 output i32 (exact)
-//   v = ((float)acc * a_scale[m]) * w_scale[n] (+ bias[n]), act  output f32 / bf16
+//   v = ((float)acc * a_scale[m]) * w_scale[n] (+ bias[n]), act  output f32 / bf16 / f16
 //   y = saturate(round_half_even(v / y_scale) + y_zp)            output i8 / u8 (act none|relu)
 #include <cmath>
 #include <map>
@@ -26,9 +26,10 @@ qgemm::Out out_of(const OpCall& call) {
   if (o == "i32") return qgemm::Out::i32;
   if (o == "f32") return qgemm::Out::f32;
   if (o == "bf16") return qgemm::Out::bf16;
+  if (o == "f16") return qgemm::Out::f16;
   if (o == "i8") return qgemm::Out::i8;
   if (o == "u8") return qgemm::Out::u8;
-  call.fail("attribute 'output'", "i32|f32|bf16|i8|u8", "'" + o + "'");
+  call.fail("attribute 'output'", "i32|f32|bf16|f16|i8|u8", "'" + o + "'");
 }
 
 qgemm::Act act_of(const OpCall& call) {
@@ -49,6 +50,8 @@ DType out_dtype(qgemm::Out o) {
       return DType::f32;
     case qgemm::Out::bf16:
       return DType::bf16;
+    case qgemm::Out::f16:
+      return DType::f16;
     case qgemm::Out::i8:
       return DType::i8;
     case qgemm::Out::u8:
@@ -182,7 +185,7 @@ void reference(const OpCall& call, const std::vector<RefTensor>& in, std::vector
           static_cast<float>(as.data.size() == 1 ? as.data[0] : as.data[static_cast<size_t>(m)]);
       const float fw =
           static_cast<float>(ws.data.size() == 1 ? ws.data[0] : ws.data[static_cast<size_t>(n)]);
-      if (o == qgemm::Out::f32 || o == qgemm::Out::bf16) {
+      if (o == qgemm::Out::f32 || o == qgemm::Out::bf16 || o == qgemm::Out::f16) {
         double v = static_cast<double>(acc) * fa * fw;
         if (call.has_input(kBias)) v += in[kBias].data[static_cast<size_t>(n)];
         y = act_ref(v, act);
@@ -260,7 +263,8 @@ void register_matmul_int8_op(Registry& r) {
   s.family = "quant";
   s.doc =
       "W8A8 linear: acc = sum_k (a - a_zero_point) * w[n, k] in exact int32; output i32 = acc, "
-      "f32/bf16 = act(acc * a_scale * w_scale + bias), i8/u8 = saturate(round(that / y_scale) + "
+      "f32/bf16/f16 = act(acc * a_scale * w_scale + bias), i8/u8 = saturate(round(that / y_scale) "
+      "+ "
       "y_zero_point)";
   s.inputs = {{"a", "i8 or u8 [..., K]"},
               {"w", "i8 [N, K]"},
@@ -270,29 +274,30 @@ void register_matmul_int8_op(Registry& r) {
               {"a_zero_point", "dtype of a, []", true},
               {"y_scale", "f32 [] (outputs i8/u8)", true},
               {"y_zero_point", "dtype of y, [] (outputs i8/u8)", true}};
-  s.outputs = {{"y", "[..., N]: i32, f32, bf16, i8 or u8 (attribute output)"}};
-  s.attrs = {{"output", AttrType::str, std::string("f32"), "i32|f32|bf16|i8|u8"},
+  s.outputs = {{"y", "[..., N]: i32, f32, bf16, f16, i8 or u8 (attribute output)"}};
+  s.attrs = {{"output", AttrType::str, std::string("f32"), "i32|f32|bf16|f16|i8|u8"},
              {"activation", AttrType::str, std::string("none"),
               "none|relu|gelu|gelu_tanh|silu (i8/u8: none|relu)"}};
-  s.dtypes = {DType::f32, DType::bf16};
+  s.dtypes = {DType::f32, DType::bf16, DType::f16};
   s.infer = infer;
   s.reference = reference;
   s.cases = [](DType t) {
     std::vector<CheckCase> cs;
-    if (t == DType::bf16) {
+    if (t == DType::bf16 || t == DType::f16) {
+      const char* out = t == DType::bf16 ? "bf16" : "f16";
       for (const char* act : {"none", "gelu"}) {
         CaseSpec c{{17, 65}, 33};
-        c.output = "bf16";
+        c.output = out;
         c.bias = true;
         c.act = act;
         cs.push_back(make_case(c));
       }
       CaseSpec c{{64, 255}, 100, DType::u8};
-      c.output = "bf16";
+      c.output = out;
       c.azp = true;
       cs.push_back(make_case(c));
       CaseSpec w{{13, 1030}, 70};  // K >= 1024: the wide AVX-512 kernel
-      w.output = "bf16";
+      w.output = out;
       w.bias = true;
       cs.push_back(make_case(w));
       return cs;
@@ -439,7 +444,7 @@ void register_matmul_int8_op(Registry& r) {
     desc.name = std::string("matmul_int8_") + k.fns->name;
     desc.isa = k.isa;
     desc.cpu_ok = k.cpu_ok;
-    desc.dtypes = {DType::f32, DType::bf16};
+    desc.dtypes = {DType::f32, DType::bf16, DType::f16};
     desc.priority = priority -= 10;
     desc.create = [fns = k.fns](const OpCall& call,
                                 std::string* why) -> std::unique_ptr<KernelInstance> {

@@ -80,7 +80,7 @@ bool zp_packed(const OpCall& call) {
 }
 
 void infer_checks(const OpCall& call) {
-  ops::require_dtype(call, 0, {DType::f32, DType::bf16});
+  ops::require_dtype(call, 0, {DType::f32, DType::bf16, DType::f16});
   ops::require_rank_at_least(call, 0, 1);
   const int64_t bits = call.attrs.i("bits"), group = call.attrs.i("group");
   if (bits != 4 && bits != 8) call.fail("attribute 'bits'", "4 or 8", std::to_string(bits));
@@ -150,7 +150,7 @@ void register_matmul_wq_op(Registry& r) {
       "weight-only quantized linear: y = x @ W^T + bias, W[n,k] = (q[n,k] - zp[n,k/group]) * "
       "scale[n,k/group]; bits 8: q int8 [N,K] (zp default 0); bits 4: q two unsigned nibbles per "
       "byte [N,K/2], k even in the low nibble (zp u8 0..15, default 8)";
-  s.inputs = {{"x", "f32 or bf16 [..., K]"},
+  s.inputs = {{"x", "f32, bf16 or f16 [..., K]"},
               {"w", "bits 4: u8 [N, K/2]; bits 8: i8 [N, K]"},
               {"scales", "f32 [N, K/group]"},
               {"zero_point",
@@ -161,7 +161,7 @@ void register_matmul_wq_op(Registry& r) {
   s.outputs = {{"y", "[..., N], dtype of x"}};
   s.attrs = {{"bits", AttrType::i64, int64_t{4}, "4 or 8"},
              {"group", AttrType::i64, int64_t{128}, "32, 64 or 128 (K % group == 0)"}};
-  s.dtypes = {DType::f32, DType::bf16};
+  s.dtypes = {DType::f32, DType::bf16, DType::f16};
   s.infer = [](const OpCall& call) {
     infer_checks(call);
     Shape ys = call.in(0).shape;
@@ -311,7 +311,7 @@ void register_matmul_wq_op(Registry& r) {
     KernelDesc k;
     k.name = std::string("matmul_wq_") + isa_name(isa);
     k.isa = isa;
-    k.dtypes = {DType::f32, DType::bf16};
+    k.dtypes = {DType::f32, DType::bf16, DType::f16};
     k.priority = priority -= 10;
     const quant::WqFn fn = isa == Isa::avx512 ? quant::fns_avx512().wq
                            : isa == Isa::avx2 ? quant::fns_avx2().wq

@@ -93,6 +93,9 @@ void matmul_int8_packed(const Tensor& a, const PackedInt8Matrix& w, Tensor& y,
     case DType::bf16:
       g.ep.out = qgemm::Out::bf16;
       break;
+    case DType::f16:
+      g.ep.out = qgemm::Out::f16;
+      break;
     case DType::i8:
       g.ep.out = qgemm::Out::i8;
       break;
@@ -100,7 +103,7 @@ void matmul_int8_packed(const Tensor& a, const PackedInt8Matrix& w, Tensor& y,
       g.ep.out = qgemm::Out::u8;
       break;
     default:
-      throw Error(op, "y", "dtype i32, f32, bf16, i8 or u8", dtype_name(y.dtype()));
+      throw Error(op, "y", "dtype i32, f32, bf16, f16, i8 or u8", dtype_name(y.dtype()));
   }
   const std::string& act = p.activation;
   g.ep.act = act == "none"        ? qgemm::Act::none

@@ -75,7 +75,7 @@ Args channel_args(const OpCall& call, const Tensor* in, Tensor* out) {
   return a;
 }
 
-// `<op>_{avx512,avx2,scalar}` for f32/bf16 inputs; run(call, in, out, isa).
+// `<op>_{avx512,avx2,scalar}` for f32/bf16/f16 inputs; run(call, in, out, isa).
 template <class Run>
 void add_quant_kernels(Registry& r, const std::string& op, Run run) {
   ops::add_isa_kernels(r, op, ops::PerIsa<Isa>{Isa::avx512, Isa::avx2, Isa::scalar},
@@ -86,7 +86,7 @@ void add_quant_kernels(Registry& r, const std::string& op, Run run) {
                              },
                              nullptr);
                        },
-                       "", {DType::f32, DType::bf16});
+                       "", {DType::f32, DType::bf16, DType::f16});
 }
 
 void check_scale_zp(const OpCall& call, std::initializer_list<DType> zp_types) {
@@ -128,15 +128,15 @@ void add_quantize(Registry& r) {
       "ONNX QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point); per tensor "
       "(scale [] or [1]) or per channel (scale [x.shape[axis]]); y is i8 or u8 (the zero "
       "point's dtype, else attribute dtype)";
-  s.inputs = {{"x", "f32 or bf16"},
+  s.inputs = {{"x", "f32, bf16 or f16"},
               {"scale", "f32 [], [1] or [C]"},
               {"zero_point", "i8/u8, shape of scale (default 0)", true}};
   s.outputs = {{"y", "i8/u8, shape of x"}};
   s.attrs = {{"axis", AttrType::i64, int64_t{1}, "channel axis for a per-channel scale"},
              {"dtype", AttrType::str, std::string("i8"), "i8|u8 when zero_point is absent"}};
-  s.dtypes = {DType::f32, DType::bf16};
+  s.dtypes = {DType::f32, DType::bf16, DType::f16};
   s.infer = [](const OpCall& call) {
-    ops::require_dtype(call, 0, {DType::f32, DType::bf16});
+    ops::require_dtype(call, 0, {DType::f32, DType::bf16, DType::f16});
     check_scale_zp(call, {DType::i8, DType::u8});
     const DType yt = call.has_input(2) ? call.in(2).dtype : int_dtype_attr(call, "dtype");
     return std::vector<TensorDesc>{TensorDesc(yt, call.in(0).shape)};
@@ -201,20 +201,21 @@ void add_dequantize(Registry& r) {
   s.name = "dequantize";
   s.family = "quant";
   s.doc =
-      "ONNX DequantizeLinear: y = (x - zero_point) * scale in f32 (then rounded to bf16 for "
-      "dtype bf16); per tensor or per channel (axis)";
+      "ONNX DequantizeLinear: y = (x - zero_point) * scale in f32 (then rounded to bf16 or f16 "
+      "for dtype bf16/f16); per tensor or per channel (axis)";
   s.inputs = {{"x", "i8, u8 or i32"},
               {"scale", "f32 [], [1] or [C]"},
               {"zero_point", "dtype of x, shape of scale (default 0)", true}};
-  s.outputs = {{"y", "f32 or bf16 (attribute dtype), shape of x"}};
+  s.outputs = {{"y", "f32, bf16 or f16 (attribute dtype), shape of x"}};
   s.attrs = {{"axis", AttrType::i64, int64_t{1}, "channel axis for a per-channel scale"},
-             {"dtype", AttrType::str, std::string("f32"), "output dtype: f32|bf16"}};
-  s.dtypes = {DType::f32, DType::bf16};
+             {"dtype", AttrType::str, std::string("f32"), "output dtype: f32|bf16|f16"}};
+  s.dtypes = {DType::f32, DType::bf16, DType::f16};
   s.infer = [](const OpCall& call) {
     ops::require_dtype(call, 0, {DType::i8, DType::u8, DType::i32});
     check_scale_zp(call, {call.in(0).dtype});
     const std::string& d = call.attrs.s("dtype");
-    if (d != "f32" && d != "bf16") call.fail("attribute 'dtype'", "f32|bf16", "'" + d + "'");
+    if (d != "f32" && d != "bf16" && d != "f16")
+      call.fail("attribute 'dtype'", "f32|bf16|f16", "'" + d + "'");
     return std::vector<TensorDesc>{TensorDesc(dtype_from_name(d), call.in(0).shape)};
   };
   s.reference = [](const OpCall& call, const std::vector<RefTensor>& in,
@@ -276,14 +277,14 @@ void add_quantize_dynamic(Registry& r) {
       "zero point 0 (i8) or 128 (u8); asymmetric (ONNX DynamicQuantizeLinear per row): scale = "
       "(max(0, xmax) - min(0, xmin)) / 255, zero point = saturate(round(qmin - min(0, xmin) / "
       "scale)). A zero range gives scale 1. Then y = quantize(x, scale, zero point)";
-  s.inputs = {{"x", "f32 or bf16 [..., K]"}};
+  s.inputs = {{"x", "f32, bf16 or f16 [..., K]"}};
   s.outputs = {
       {"y", "i8/u8 [..., K]"}, {"scale", "f32 [..., 1]"}, {"zero_point", "dtype of y, [..., 1]"}};
   s.attrs = {{"dtype", AttrType::str, std::string("i8"), "i8|u8"},
              {"symmetric", AttrType::i64, int64_t{1}, "1: absmax scale; 0: min/max + zero point"}};
-  s.dtypes = {DType::f32, DType::bf16};
+  s.dtypes = {DType::f32, DType::bf16, DType::f16};
   s.infer = [](const OpCall& call) {
-    ops::require_dtype(call, 0, {DType::f32, DType::bf16});
+    ops::require_dtype(call, 0, {DType::f32, DType::bf16, DType::f16});
     ops::require_rank_at_least(call, 0, 1);
     const DType yt = int_dtype_attr(call, "dtype");
     const int64_t sym = call.attrs.i("symmetric");

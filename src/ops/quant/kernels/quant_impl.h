@@ -528,10 +528,13 @@ void wq_t(const quant::WqArgs& a) {
           for (int64_t n = nb; n < ne; ++n) {
             float v = part[i * kChunk + (n - nb)];
             if (a.bias)
-              v += a.bt == DType::bf16 ? to_f32(static_cast<const bf16*>(a.bias)[n])
-                                       : static_cast<const float*>(a.bias)[n];
+              v += a.bt == DType::bf16  ? to_f32(static_cast<const bf16*>(a.bias)[n])
+                   : a.bt == DType::f16 ? to_f32(static_cast<const f16*>(a.bias)[n])
+                                        : static_cast<const float*>(a.bias)[n];
             if constexpr (std::is_same_v<Y, float>)
               y[(m0 + i) * N + n] = v;
+            else if constexpr (std::is_same_v<Y, f16>)
+              y[(m0 + i) * N + n] = opsnn::to_f16(v);
             else
               y[(m0 + i) * N + n] = opsnn::to_bf16(v);
           }
@@ -545,31 +548,41 @@ void wq_t(const quant::WqArgs& a) {
 inline void quantize(const quant::QuantizeArgs& a) {
   if (a.xt == DType::bf16)
     qk::quantize_t<bf16>(a);
+  else if (a.xt == DType::f16)
+    qk::quantize_t<f16>(a);
   else
     qk::quantize_t<float>(a);
 }
 inline void dequantize(const quant::DequantizeArgs& a) {
   if (a.yt == DType::bf16)
     qk::dequantize_t<bf16>(a);
+  else if (a.yt == DType::f16)
+    qk::dequantize_t<f16>(a);
   else
     qk::dequantize_t<float>(a);
 }
 inline void quantize_dynamic(const quant::DynamicArgs& a) {
   if (a.xt == DType::bf16)
     qk::dynamic_t<bf16>(a);
+  else if (a.xt == DType::f16)
+    qk::dynamic_t<f16>(a);
   else
     qk::dynamic_t<float>(a);
 }
+template <class X>
+inline void matmul_wq_x(const quant::WqArgs& a) {
+  if (a.yt == DType::bf16)
+    qk::wq_t<X, bf16>(a);
+  else if (a.yt == DType::f16)
+    qk::wq_t<X, f16>(a);
+  else
+    qk::wq_t<X, float>(a);
+}
 inline void matmul_wq(const quant::WqArgs& a) {
-  if (a.xt == DType::bf16) {
-    if (a.yt == DType::bf16)
-      qk::wq_t<bf16, bf16>(a);
-    else
-      qk::wq_t<bf16, float>(a);
-  } else {
-    if (a.yt == DType::bf16)
-      qk::wq_t<float, bf16>(a);
-    else
-      qk::wq_t<float, float>(a);
-  }
+  if (a.xt == DType::bf16)
+    matmul_wq_x<bf16>(a);
+  else if (a.xt == DType::f16)
+    matmul_wq_x<f16>(a);
+  else
+    matmul_wq_x<float>(a);
 }
