@@ -313,12 +313,10 @@ inline int64_t split_chunk(const Params& p) {
 // S[row][key], so the masks, the bias and the exp are vectors along the keys;
 // P V broadcasts P and accumulates O[row][d] along D.
 inline constexpr int64_t kFewRows = kLanes == 8 ? 8 : 16;
-// Keys per block (a multiple of kLanes): 64 for every dtype. A block is a
-// score pass over its K rows, then a P V pass over its V rows; shorter blocks
-// switch between the two streams at a finer grain, and f32 streamed its KV
-// cache 3-4% closer to a plain read of the same bytes with 64 keys than with
-// 128 (docs/attention.md, session 5). kFewBlock (the largest block) sizes the
-// scratch.
+// Keys per block (a multiple of kLanes): 64 for every dtype (f32 with 32, 64
+// or 128 streamed its KV cache equally close to a plain read of the same
+// bytes in paired rounds, docs/attention.md session 5). kFewBlock (the
+// largest block) sizes the scratch.
 inline constexpr int64_t kFewBlock = 128;
 inline constexpr int64_t kFewKeys = 64;
 inline constexpr int kPvRows = kLanes == 8 ? 2 : 4;
@@ -837,8 +835,6 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
     }
     row_ptrs(p.k, kbase, tk.b, tk.hkv, j0, nk, kr);
     row_ptrs(p.v, vbase, tk.b, tk.hkv, j0, nk, vr);
-    // While scoring this block, prefetch its V rows and the next block's K
-    // rows, so the memory stream keeps going through the softmax and P V.
     // While scoring this block, prefetch its V rows and the next block's K
     // rows, so the memory stream keeps going through the softmax and P V.
     // The first row group does the prefetching.
