@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
       // Decode shapes stream the weights: a plain read of as many bytes (the
       // unpacked weight matrix), timed in the same rounds, is the read
       // reference this machine's bandwidth swings cannot separate from ours.
-      volatile float sink = 0;
+      volatile uint32_t sink = 0;
       const bool decode = M <= 16;
       if (decode) {
         fns.push_back({[&] { sink = stream_read(bb.data(), bb.nbytes()); }, 20});

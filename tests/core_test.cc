@@ -140,16 +140,18 @@ TEST(Cpu, DetectsAndCaps) {
 }
 
 // The bench helper reads every byte it is given: an unaligned start, a length
-// that is not a multiple of the vector loop, and several threads' chunks.
-TEST(Bench, StreamReadSumsEveryElement) {
-  std::vector<float> v((1 << 18) + 37, 1.0f);
-  for (size_t i = 0; i < v.size(); i += 1000) v[i] = 3.0f;
-  const float* p = v.data() + 1;
-  const size_t n = v.size() - 1;
-  double want = 0;
-  for (size_t i = 0; i < n; ++i) want += p[i];
-  EXPECT_NEAR(stream_read(p, n * sizeof(float)), want, want * 1e-5);
-  EXPECT_EQ(stream_read(p, 0), 0.0f);
+// that is neither a multiple of the vector loop nor of 4 bytes, several
+// threads' chunks; its result is the XOR of the 32-bit words.
+TEST(Bench, StreamReadCoversEveryByte) {
+  std::vector<uint8_t> v((size_t{1} << 20) + 64);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(i * 131 + (i >> 9));
+  for (size_t start : {size_t{0}, size_t{4}, size_t{12}})
+    for (size_t bytes : {size_t{0}, size_t{3}, size_t{1000}, size_t{(1 << 20) + 7}}) {
+      const uint8_t* p = v.data() + start;
+      uint32_t want = 0;
+      for (size_t i = 0; i < bytes; ++i) want ^= uint32_t{p[i]} << (8 * (i % 4));
+      EXPECT_EQ(stream_read(p, bytes), want) << start << " " << bytes;
+    }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "opsnn/thread_pool.h"
 
@@ -21,15 +22,17 @@ Timing time_it(FunctionRef<void()> fn, int min_repeats = 5, double min_seconds =
 // of the faster of memcpy and a non-temporal-store copy (the best copy this
 // machine does, so kernels that stream their outputs are compared fairly).
 double measure_copy_gbps(size_t bytes = size_t{64} << 20);
-// Streaming read (sum) of `bytes`; GB/s of bytes read.
+// Streaming read of `bytes` (stream_read over a buffer of its own); GB/s read.
 double measure_read_gbps(size_t bytes = size_t{256} << 20);
-// Reads every byte of [p, p + bytes) once (a vector sum with the active ISA,
-// split over the current threads) and returns the sum: the plain stream that
+// Reads every byte of [p, p + bytes) once (p 4-byte aligned; vector loads
+// with the active ISA, split over the current threads; integer XOR, so the
+// time does not depend on the values) and returns the XOR of its 32-bit
+// words (the tail bytes as a partial word): the plain stream that
 // measure_read_gbps times, over a caller's buffer. A benchmark times it over
 // the very bytes its kernel streams (same pages, same cache state),
 // interleaved with the kernel, for a read reference that this machine's
 // bandwidth swings cannot separate from the kernel's figure.
-float stream_read(const void* p, size_t bytes);
+uint32_t stream_read(const void* p, size_t bytes);
 // f32 FMA throughput of the active ISA on the current thread count, GFLOP/s
 // (one FMA = 2 flops).
 double measure_fma_peak_gflops();

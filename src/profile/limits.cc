@@ -92,33 +92,33 @@ double measure_copy_gbps(size_t bytes) {
   return 2.0 * static_cast<double>(bytes) / (best_ms * 1e-3) / 1e9;
 }
 
-float stream_read(const void* p, size_t bytes) {
-  const auto* s = static_cast<const float*>(p);
+uint32_t stream_read(const void* p, size_t bytes) {
+  const auto* w = static_cast<const uint32_t*>(p);
   const int64_t n = static_cast<int64_t>(bytes / 4);
   const Isa isa = active_isa();
   constexpr int64_t kGrain = int64_t{1} << 16;
-  std::vector<float> sums(static_cast<size_t>((n + kGrain - 1) / kGrain + 1), 0.0f);
+  std::vector<uint32_t> parts(static_cast<size_t>((n + kGrain - 1) / kGrain + 1), 0);
   parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-    float r;
+    uint32_t r = 0;
     if (isa == Isa::avx512)
-      r = detail::read_sum_avx512(s + b, static_cast<size_t>(e - b));
+      r = detail::read_words_avx512(w + b, static_cast<size_t>(e - b));
     else if (isa == Isa::avx2)
-      r = detail::read_sum_avx2(s + b, static_cast<size_t>(e - b));
-    else {
-      r = 0;
-      for (int64_t i = b; i < e; ++i) r += s[i];
-    }
-    sums[static_cast<size_t>(b / kGrain)] = r;
+      r = detail::read_words_avx2(w + b, static_cast<size_t>(e - b));
+    else
+      for (int64_t i = b; i < e; ++i) r ^= w[i];
+    parts[static_cast<size_t>(b / kGrain)] = r;
   });
-  float total = 0;
-  for (float x : sums) total += x;
+  uint32_t total = 0;
+  for (uint32_t x : parts) total ^= x;
+  const auto* tail = static_cast<const uint8_t*>(p) + n * 4;
+  for (size_t i = 0; i < bytes % 4; ++i) total ^= uint32_t{tail[i]} << (8 * i);
   return total;
 }
 
 double measure_read_gbps(size_t bytes) {
   bytes = bytes / 4096 * 4096;
   Buffer src(bytes);
-  volatile float sink = 0;
+  volatile uint32_t sink = 0;
   Timing t = time_it([&] { sink = stream_read(src.p, bytes); }, 5, 0.2);
   (void)sink;
   return static_cast<double>(bytes) / (t.min_ms * 1e-3) / 1e9;

@@ -38,20 +38,22 @@ double fma_loop_avx2(int64_t iters) {
   return static_cast<double>(iters) * 12 * 8 * 2;
 }
 
-float read_sum_avx2(const float* p, size_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+uint32_t read_words_avx2(const uint32_t* p, size_t n) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  const auto* v = reinterpret_cast<const __m256i*>(p);
   size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i));
-    a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + 8));
-    a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + i + 16));
-    a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + i + 24));
+  for (; i + 32 <= n; i += 32, v += 4) {
+    a0 = _mm256_xor_si256(a0, _mm256_loadu_si256(v));
+    a1 = _mm256_xor_si256(a1, _mm256_loadu_si256(v + 1));
+    a2 = _mm256_xor_si256(a2, _mm256_loadu_si256(v + 2));
+    a3 = _mm256_xor_si256(a3, _mm256_loadu_si256(v + 3));
   }
-  alignas(32) float out[8];
-  _mm256_store_ps(out, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  float s = 0;
-  for (float v : out) s += v;
-  for (; i < n; ++i) s += p[i];
+  alignas(32) uint32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3)));
+  uint32_t s = 0;
+  for (uint32_t x : lanes) s ^= x;
+  for (; i < n; ++i) s ^= p[i];
   return s;
 }
 

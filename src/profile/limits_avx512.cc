@@ -39,17 +39,21 @@ double fma_loop_avx512(int64_t iters) {
   return static_cast<double>(iters) * 12 * 16 * 2;
 }
 
-float read_sum_avx512(const float* p, size_t n) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+uint32_t read_words_avx512(const uint32_t* p, size_t n) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    a0 = _mm512_add_ps(a0, _mm512_loadu_ps(p + i));
-    a1 = _mm512_add_ps(a1, _mm512_loadu_ps(p + i + 16));
-    a2 = _mm512_add_ps(a2, _mm512_loadu_ps(p + i + 32));
-    a3 = _mm512_add_ps(a3, _mm512_loadu_ps(p + i + 48));
+    a0 = _mm512_xor_si512(a0, _mm512_loadu_si512(p + i));
+    a1 = _mm512_xor_si512(a1, _mm512_loadu_si512(p + i + 16));
+    a2 = _mm512_xor_si512(a2, _mm512_loadu_si512(p + i + 32));
+    a3 = _mm512_xor_si512(a3, _mm512_loadu_si512(p + i + 48));
   }
-  float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
-  for (; i < n; ++i) s += p[i];
+  const __m512i a = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
+  alignas(64) uint32_t lanes[16];
+  _mm512_store_si512(lanes, a);
+  uint32_t s = 0;
+  for (uint32_t v : lanes) s ^= v;
+  for (; i < n; ++i) s ^= p[i];
   return s;
 }
 
