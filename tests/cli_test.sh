@@ -33,6 +33,20 @@ for k in ("min_ms", "median_ms", "gbps", "gflops", "limit_fraction"):
 assert d["min_ms"] > 0 and d["median_ms"] >= d["min_ms"] and d["gbps"] > 0
 ' <<< "$out" || fail "bench json: $out"
 
+# matmul with pre-packed weights: a GEMV is judged against the read bandwidth.
+out=$("$opsnn" bench --op matmul --case m=1,n=256,k=256,packed=1 --threads 1 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["kernel"].startswith("matmul_packed("), d["kernel"]
+assert d["limit_kind"] == "read_gbps" and d["min_ms"] > 0 and d["gflops"] > 0
+' <<< "$out" || fail "bench packed json: $out"
+if "$opsnn" bench --op relu --case shape=100,packed=1 2>/tmp/opsnn_cli_err.$$; then
+  fail "packed=1 accepted for relu"
+fi
+grep -q "packed=1" /tmp/opsnn_cli_err.$$ || fail "packed=1 error"
+rm -f /tmp/opsnn_cli_err.$$
+
 log=$(OPSNN_LOG_LEVEL=info "$opsnn" check --op tanh --isa avx2 2>&1 >/dev/null)
 grep -q "tanh(f32\[.*-> tanh_avx2 (tanh_avx512 declined: needs avx512" <<< "$log" || fail "dispatch log: $log"
 
