@@ -96,9 +96,10 @@ uint32_t stream_read(const void* p, size_t bytes) {
   const auto* w = static_cast<const uint32_t*>(p);
   const int64_t n = static_cast<int64_t>(bytes / 4);
   const Isa isa = active_isa();
-  constexpr int64_t kGrain = int64_t{1} << 16;
-  std::vector<uint32_t> parts(static_cast<size_t>((n + kGrain - 1) / kGrain + 1), 0);
-  parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+  // XOR is order-free: each thread folds its range into one atomic word (no
+  // per-call allocation on the timed path).
+  std::atomic<uint32_t> acc{0};
+  parallel_for(n, int64_t{1} << 16, [&](int64_t b, int64_t e) {
     uint32_t r = 0;
     if (isa == Isa::avx512)
       r = detail::read_words_avx512(w + b, static_cast<size_t>(e - b));
@@ -106,10 +107,9 @@ uint32_t stream_read(const void* p, size_t bytes) {
       r = detail::read_words_avx2(w + b, static_cast<size_t>(e - b));
     else
       for (int64_t i = b; i < e; ++i) r ^= w[i];
-    parts[static_cast<size_t>(b / kGrain)] = r;
+    acc.fetch_xor(r, std::memory_order_relaxed);
   });
-  uint32_t total = 0;
-  for (uint32_t x : parts) total ^= x;
+  uint32_t total = acc.load(std::memory_order_relaxed);
   const auto* tail = static_cast<const uint8_t*>(p) + n * 4;
   for (size_t i = 0; i < bytes % 4; ++i) total ^= uint32_t{tail[i]} << (8 * i);
   return total;
