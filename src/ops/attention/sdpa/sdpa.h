@@ -100,9 +100,9 @@ inline size_t slot_floats(const Params& p) {
   const int64_t mq = round_up(p.q_block, kMaxLanes), nk = round_up(p.kv_block, 8);
   const int64_t dp = round_up(p.D, 8);
   // The few-rows (decode) path: Q and O [16][D rounded to 16], scores
-  // [16][128], row data, 3 x 128 row pointers, bf16 P [16][128] and a zero
+  // [16][128], row data, 4 x 128 row pointers, bf16 P [16][128] and a zero
   // bf16 row of D rounded to 32 (128 = the largest few-rows key block).
-  const int64_t few = 2 * 16 * round_up(p.D, 16) + 16 * 128 + 12 * 16 + 6 * 128 + 16 * 128 / 2 +
+  const int64_t few = 2 * 16 * round_up(p.D, 16) + 16 * 128 + 12 * 16 + 8 * 128 + 16 * 128 / 2 +
                       round_up(p.D, 32) / 2 + 64;
   return static_cast<size_t>(std::max(2 * dp * mq + 2 * nk * mq + 2 * nk * dp + 8 * mq + 64, few));
 }

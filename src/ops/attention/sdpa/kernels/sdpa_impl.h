@@ -313,18 +313,53 @@ inline int64_t split_chunk(const Params& p) {
 // S[row][key], so the masks, the bias and the exp are vectors along the keys;
 // P V broadcasts P and accumulates O[row][d] along D.
 inline constexpr int64_t kFewRows = kLanes == 8 ? 8 : 16;
-// Keys per block (a multiple of kLanes): 64 for every dtype (f32 with 32, 64
-// or 128 streamed its KV cache equally close to a plain read of the same
-// bytes in paired rounds, docs/attention.md session 5). kFewBlock (the
-// largest block) sizes the scratch.
+// Keys per block (a multiple of kLanes). kFewBlock (the largest block) sizes
+// the scratch. 32: with the look-ahead below, 32-key blocks streamed the KV
+// cache closer to a plain read than 64 (docs/attention.md session 6).
 inline constexpr int64_t kFewBlock = 128;
-inline constexpr int64_t kFewKeys = 64;
+inline constexpr int64_t kFewKeys = 32;
 inline constexpr int kPvRows = kLanes == 8 ? 2 : 4;
 inline constexpr int kPvVecs = 4;
 
-inline void prefetch_row(const void* p, int64_t bytes) {
-  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
-}
+// Look-ahead. The task reads its K/V as one stream of passes: K of block 0
+// (scores), V of block 0 (P V), K of block 1, V of block 1, ... While a pass
+// reads a key's row (or the part of it a P V call reads), the same part of
+// the same key's row in the next pass is prefetched into L1 and in the pass
+// after that into L2. The requests are spread evenly over both passes, so the
+// memory keeps streaming while either computes; on this VM that lifted the
+// decode stream from 0.78 to 0.85-0.88 of a plain read of the same bytes
+// (2 threads; 0.63 -> 0.75-0.79 on one core).
+template <class T>
+struct Ahead {
+  const T* const* l1 = nullptr;  // rows of the next pass
+  const T* const* l2 = nullptr;  // rows of the pass after
+  int64_t n1 = 0, n2 = 0;        // keys in each
+
+  // Key j's rows from element e0 on, Bytes bytes (a constant: this sits in
+  // the P V inner loop). Rows need not be line aligned: a partly covered
+  // last line is the next part's or the next row's first.
+  // always_inline: out of line, GCC 12 judges a function that only reads
+  // memory and prefetches pure, and deletes its calls (docs/contributing.md).
+  template <int64_t Bytes>
+  [[gnu::always_inline]] void part(int64_t j, int64_t e0) const {
+    constexpr int kLines = static_cast<int>((Bytes + 63) / 64);
+    if (j < n1)
+      for (int i = 0; i < kLines; ++i)
+        __builtin_prefetch(reinterpret_cast<const char*>(l1[j] + e0) + 64 * i, 0, 3);
+    if (j < n2)
+      for (int i = 0; i < kLines; ++i)
+        __builtin_prefetch(reinterpret_cast<const char*>(l2[j] + e0) + 64 * i, 0, 2);
+  }
+  // Key j's whole rows of `bytes`.
+  [[gnu::always_inline]] void row(int64_t j, int64_t bytes) const {
+    if (j < n1)
+      for (int64_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch(reinterpret_cast<const char*>(l1[j]) + o, 0, 3);
+    if (j < n2)
+      for (int64_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch(reinterpret_cast<const char*>(l2[j]) + o, 0, 2);
+  }
+};
 
 // bf16 rows are converted with shifts: one load of 2 x kLanes bf16 gives the
 // even elements (<< 16) and the odd ones (& 0xffff0000) as two f32 vectors.
@@ -458,25 +493,22 @@ inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_
 }
 #endif
 
-// Scores of rows [r, r + NR) against the block's keys.
+// Scores of rows [r, r + NR) against the block's keys (D dims), with the
+// look-ahead of whole rows.
 template <int NR, class T>
 inline void few_scores_rows(const T* const* kr, const float* q, int64_t ldq, int64_t nb2,
                             int64_t nfull, int tail, float* s, int64_t lds, int64_t nk,
-                            const T* const* pf, const T* const* pf2, int64_t n2, int64_t pf_bytes) {
+                            const Ahead<T>& ah, int64_t D) {
   int64_t j = 0;
 #ifdef SDPA_HSUM16
   constexpr int NK = 16 / NR;
   for (; j + NK <= nk; j += NK) {
-    for (int k = 0; k < NK; ++k) {
-      if (pf) prefetch_row(pf[j + k], pf_bytes);
-      if (j + k < n2) prefetch_row(pf2[j + k], pf_bytes);
-    }
+    for (int k = 0; k < NK; ++k) ah.row(j + k, D * static_cast<int64_t>(sizeof(T)));
     few_scores16<NR>(kr + j, q, ldq, nb2, nfull, tail, s + j, lds);
   }
 #endif
   for (; j < nk; ++j) {
-    if (pf) prefetch_row(pf[j], pf_bytes);
-    if (j < n2) prefetch_row(pf2[j], pf_bytes);
+    ah.row(j, D * static_cast<int64_t>(sizeof(T)));
     few_scores<NR>(kr[j], q, ldq, nb2, nfull, tail, s + j, lds);
   }
 }
@@ -518,20 +550,15 @@ inline void few_scores_dp(const bf16* const* kr, const uint16_t* q16, int64_t ld
 template <int NR>
 inline void few_scores_rows_dp(const bf16* const* kr, const uint16_t* q16, int64_t ldq16,
                                int64_t nblk, int tail32, float scale, float* s, int64_t lds,
-                               int64_t nk, const bf16* const* pf, const bf16* const* pf2,
-                               int64_t n2, int64_t pf_bytes) {
+                               int64_t nk, const Ahead<bf16>& ah, int64_t D) {
   constexpr int NK = 16 / NR;
   int64_t j = 0;
   for (; j + NK <= nk; j += NK) {
-    for (int k = 0; k < NK; ++k) {
-      if (pf) prefetch_row(pf[j + k], pf_bytes);
-      if (j + k < n2) prefetch_row(pf2[j + k], pf_bytes);
-    }
+    for (int k = 0; k < NK; ++k) ah.row(j + k, 2 * D);
     few_scores_dp<NR, NK>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds);
   }
   for (; j < nk; ++j) {
-    if (pf) prefetch_row(pf[j], pf_bytes);
-    if (j < n2) prefetch_row(pf2[j], pf_bytes);
+    ah.row(j, 2 * D);
     few_scores_dp<NR, 1>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds);
   }
 }
@@ -561,7 +588,8 @@ struct PairIdx {
 // keys nk2 pairs; vr[2 * nk2 - 1] valid, a zero row when nk is odd).
 template <int NR, int NC>
 inline void few_pv_dp(const bf16* const* vr, int64_t nk2, const uint16_t* p16, int64_t ldp16,
-                      float* o, int64_t ldo, const float* alpha, int64_t c0, const PairIdx& ix) {
+                      float* o, int64_t ldo, const float* alpha, int64_t c0, const PairIdx& ix,
+                      const Ahead<bf16>& ah) {
   __m512 acc[NR][2 * NC];
   for (int r = 0; r < NR; ++r) {
     const __m512 a = _mm512_set1_ps(alpha[r]);
@@ -569,6 +597,8 @@ inline void few_pv_dp(const bf16* const* vr, int64_t nk2, const uint16_t* p16, i
       acc[r][c] = _mm512_mul_ps(_mm512_loadu_ps(o + r * ldo + c0 * 32 + c * 16), a);
   }
   for (int64_t j2 = 0; j2 < nk2; ++j2) {
+    ah.template part<64 * NC>(2 * j2, c0 * 32);
+    ah.template part<64 * NC>(2 * j2 + 1, c0 * 32);
     const bf16* v0 = vr[2 * j2] + c0 * 32;
     const bf16* v1 = vr[2 * j2 + 1] + c0 * 32;
     __m512bh ve[NC], vo[NC];
@@ -592,24 +622,26 @@ inline void few_pv_dp(const bf16* const* vr, int64_t nk2, const uint16_t* p16, i
 template <int NR>
 inline void few_pv_rows_dp(const bf16* const* vr, int64_t nk2, const uint16_t* p16, int64_t ldp16,
                            float* o, int64_t ldo, const float* alpha, int64_t nb2,
-                           const PairIdx& ix) {
+                           const PairIdx& ix, const Ahead<bf16>& ah) {
   int64_t c = 0;
-  for (; c + 2 <= nb2; c += 2) few_pv_dp<NR, 2>(vr, nk2, p16, ldp16, o, ldo, alpha, c, ix);
-  if (c < nb2) few_pv_dp<NR, 1>(vr, nk2, p16, ldp16, o, ldo, alpha, c, ix);
+  for (; c + 2 <= nb2; c += 2) few_pv_dp<NR, 2>(vr, nk2, p16, ldp16, o, ldo, alpha, c, ix, ah);
+  if (c < nb2) few_pv_dp<NR, 1>(vr, nk2, p16, ldp16, o, ldo, alpha, c, ix, ah);
 }
 #endif
 
 // O[r][c*kLanes..] = alpha[r] O[r][..] + sum_j P[r][j] V[j][..] for NR rows
 // and NC vectors starting at vector c0; TAIL: the last vector holds `tail` dims.
+// ah: the look-ahead of the same dims.
 template <int NR, int NC, bool TAIL, class T>
 inline void few_pv(const T* const* vr, int64_t nk, const float* pr, int64_t ldp, float* o,
-                   int64_t ldo, const float* alpha, int64_t c0, int tail) {
+                   int64_t ldo, const float* alpha, int64_t c0, int tail, const Ahead<T>& ah) {
   Vf acc[NR][NC];
   for (int r = 0; r < NR; ++r) {
     const Vf a = set1(alpha[r]);
     for (int c = 0; c < NC; ++c) acc[r][c] = load(o + r * ldo + (c0 + c) * kLanes) * a;
   }
   for (int64_t j = 0; j < nk; ++j) {
+    ah.template part<NC * kLanes* static_cast<int64_t>(sizeof(T))>(j, c0 * kLanes);
     Vf v[NC];
     for (int c = 0; c < NC; ++c)
       v[c] = TAIL && c == NC - 1 ? load_n(vr[j] + (c0 + c) * kLanes, tail)
@@ -626,7 +658,7 @@ inline void few_pv(const T* const* vr, int64_t nk, const float* pr, int64_t ldp,
 // As few_pv over NC whole split blocks of bf16 V starting at block c0.
 template <int NR, int NC>
 inline void few_pv_split(const bf16* const* vr, int64_t nk, const float* pr, int64_t ldp, float* o,
-                         int64_t ldo, const float* alpha, int64_t c0) {
+                         int64_t ldo, const float* alpha, int64_t c0, const Ahead<bf16>& ah) {
   Vf acc[NR][2 * NC];
   for (int r = 0; r < NR; ++r) {
     const Vf a = set1(alpha[r]);
@@ -634,6 +666,7 @@ inline void few_pv_split(const bf16* const* vr, int64_t nk, const float* pr, int
       acc[r][c] = load(o + r * ldo + c0 * 2 * kLanes + c * kLanes) * a;
   }
   for (int64_t j = 0; j < nk; ++j) {
+    ah.template part<NC * 2 * kLanes * 2>(j, c0 * 2 * kLanes);
     Vf v[2 * NC];
     for (int c = 0; c < NC; ++c) load_split(vr[j] + (c0 + c) * 2 * kLanes, v[2 * c], v[2 * c + 1]);
     for (int r = 0; r < NR; ++r) {
@@ -649,20 +682,20 @@ inline void few_pv_split(const bf16* const* vr, int64_t nk, const float* pr, int
 template <int NR, class T>
 inline void few_pv_rows(const T* const* vr, int64_t nk, const float* pr, int64_t ldp, float* o,
                         int64_t ldo, const float* alpha, int64_t nb2, int64_t nfull, int tail,
-                        bool dp_blocks) {
+                        bool dp_blocks, const Ahead<T>& ah) {
   int64_t c = 0;
   if constexpr (kSplitBf16<T>) {
     if (dp_blocks) c = nb2;
     for (; c + kPvVecs / 2 <= nb2; c += kPvVecs / 2)
-      few_pv_split<NR, kPvVecs / 2>(vr, nk, pr, ldp, o, ldo, alpha, c);
-    for (; c < nb2; ++c) few_pv_split<NR, 1>(vr, nk, pr, ldp, o, ldo, alpha, c);
+      few_pv_split<NR, kPvVecs / 2>(vr, nk, pr, ldp, o, ldo, alpha, c, ah);
+    for (; c < nb2; ++c) few_pv_split<NR, 1>(vr, nk, pr, ldp, o, ldo, alpha, c, ah);
     c *= 2;  // in vectors
     nfull += c;
   }
   for (; c + kPvVecs <= nfull; c += kPvVecs)
-    few_pv<NR, kPvVecs, false>(vr, nk, pr, ldp, o, ldo, alpha, c, 0);
-  for (; c < nfull; ++c) few_pv<NR, 1, false>(vr, nk, pr, ldp, o, ldo, alpha, c, 0);
-  if (tail) few_pv<NR, 1, true>(vr, nk, pr, ldp, o, ldo, alpha, c, tail);
+    few_pv<NR, kPvVecs, false>(vr, nk, pr, ldp, o, ldo, alpha, c, 0, ah);
+  for (; c < nfull; ++c) few_pv<NR, 1, false>(vr, nk, pr, ldp, o, ldo, alpha, c, 0, ah);
+  if (tail) few_pv<NR, 1, true>(vr, nk, pr, ldp, o, ldo, alpha, c, tail, ah);
 }
 
 // Adds bias row values b[(j0 + j) * sj], j < nk, to s[j].
@@ -773,10 +806,11 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
   int64_t* moff = boff + kFewRows;
   const T** kr = reinterpret_cast<const T**>(moff + kFewRows);  // [kFewBlock]
   const T** vr = kr + kFewBlock;
-  const T** kn = vr + kFewBlock;  // K rows of the next block
+  const T** kn = vr + kFewBlock;  // K and V rows of the next block
+  const T** vn = kn + kFewBlock;
 #ifdef SDPA_BF16DOT
   // P rounded to bf16 [rows][kFewBlock] and a zero V row (pairs a last odd key).
-  uint16_t* p16 = reinterpret_cast<uint16_t*>(kn + kFewBlock);
+  uint16_t* p16 = reinterpret_cast<uint16_t*>(vn + kFewBlock);
   const bf16* zrow = reinterpret_cast<const bf16*>(p16 + kFewRows * kFewBlock);
   if constexpr (kSplitBf16<T>)
     std::memset(p16 + kFewRows * kFewBlock, 0, static_cast<size_t>(round_up(D, 32)) * 2);
@@ -818,7 +852,6 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
 
   const T* kbase = static_cast<const T*>(p.k.data);
   const T* vbase = static_cast<const T*>(p.v.data);
-  const int64_t row_bytes = D * static_cast<int64_t>(sizeof(T));
   const Vf neg_inf = set1(kNegInf), neg_max = set1(-3.4028235e38f);
   alignas(64) float iota[kLanes];
   for (int x = 0; x < kLanes; ++x) iota[x] = static_cast<float>(x);
@@ -835,49 +868,46 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
     }
     row_ptrs(p.k, kbase, tk.b, tk.hkv, j0, nk, kr);
     row_ptrs(p.v, vbase, tk.b, tk.hkv, j0, nk, vr);
-    // While scoring this block, prefetch its V rows and the next block's K
-    // rows, so the memory stream keeps going through the softmax and P V.
-    // The first row group does the prefetching.
+    // The look-ahead (see Ahead): the score pass fetches this block's V rows
+    // into L1 and the next block's K rows into L2; the P V pass the next
+    // block's K rows into L1 and its V rows into L2. The first row group of
+    // each pass issues them.
     const int64_t n2 = std::max<int64_t>(0, std::min(fb, kend - (j0 + fb)));
     row_ptrs(p.k, kbase, tk.b, tk.hkv, j0 + fb, n2, kn);
-    const T* const* pf = vr;
-    int64_t nkp = n2;
+    row_ptrs(p.v, vbase, tk.b, tk.hkv, j0 + fb, n2, vn);
+    Ahead<T> ah{vr, kn, nk, n2};
+    const Ahead<T> none;
 #ifdef SDPA_BF16DOT
     if constexpr (kSplitBf16<T>) {
       const uint16_t* q16 = reinterpret_cast<const uint16_t*>(q);
       const int64_t nblk = ld16 / 32;
       const int tail32 = static_cast<int>(D % 32);
       int64_t r = 0;
-      for (; r + 4 <= rows; r += 4, pf = nullptr, nkp = 0)
+      for (; r + 4 <= rows; r += 4, ah = none)
         few_scores_rows_dp<4>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              pf, kn, nkp, row_bytes);
+                              ah, D);
       if (r + 2 <= rows) {
         few_scores_rows_dp<2>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              pf, kn, nkp, row_bytes);
+                              ah, D);
         r += 2;
-        pf = nullptr;
-        nkp = 0;
+        ah = none;
       }
       if (r < rows)
         few_scores_rows_dp<1>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              pf, kn, nkp, row_bytes);
+                              ah, D);
     } else
 #endif
     {
       int64_t r = 0;
-      for (; r + 4 <= rows; r += 4, pf = nullptr, nkp = 0)
-        few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, nkp,
-                           row_bytes);
+      for (; r + 4 <= rows; r += 4, ah = none)
+        few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah, D);
       if (r + 2 <= rows) {
-        few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, nkp,
-                           row_bytes);
+        few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah, D);
         r += 2;
-        pf = nullptr;
-        nkp = 0;
+        ah = none;
       }
       if (r < rows)
-        few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, pf, kn, nkp,
-                           row_bytes);
+        few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah, D);
     }
     if (p.mask.data) {
       const bool* mk = static_cast<const bool*>(p.mask.data);
@@ -927,23 +957,27 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
       }
       l[rr] = l[rr] * alpha[rr] + reduce_add(sum);
     }
+    const Ahead<T> pv_ah{kn, vn, n2, n2};
 #ifdef SDPA_BF16DOT
     if constexpr (kDpPv) {
       if (nk & 1) vr[nk] = zrow;
       const int64_t nk2 = (nk + 1) / 2;
       int64_t r = 0;
       for (; r + kPvRows <= rows; r += kPvRows)
-        few_pv_rows_dp<kPvRows>(vr, nk2, p16 + r * lds, lds, o + r * ld, ld, alpha + r, nb2, pix);
+        few_pv_rows_dp<kPvRows>(vr, nk2, p16 + r * lds, lds, o + r * ld, ld, alpha + r, nb2, pix,
+                                r == 0 ? pv_ah : none);
       for (; r < rows; ++r)
-        few_pv_rows_dp<1>(vr, nk2, p16 + r * lds, lds, o + r * ld, ld, alpha + r, nb2, pix);
+        few_pv_rows_dp<1>(vr, nk2, p16 + r * lds, lds, o + r * ld, ld, alpha + r, nb2, pix,
+                          r == 0 ? pv_ah : none);
     }
 #endif
     int64_t r = 0;
     for (; r + kPvRows <= rows; r += kPvRows)
       few_pv_rows<kPvRows>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail,
-                           kDpPv);
+                           kDpPv, r == 0 ? pv_ah : none);
     for (; r < rows; ++r)
-      few_pv_rows<1>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail, kDpPv);
+      few_pv_rows<1>(vr, nk, s + r * lds, lds, o + r * ld, ld, alpha + r, nb2, nfull, tail, kDpPv,
+                     r == 0 ? pv_ah : none);
   }
 
   if (p.kv_splits > 1) {
