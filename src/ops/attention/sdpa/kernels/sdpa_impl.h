@@ -322,13 +322,13 @@ inline constexpr int kPvRows = kLanes == 8 ? 2 : 4;
 inline constexpr int kPvVecs = 4;
 
 // Look-ahead. The task reads its K/V as one stream of passes: K of block 0
-// (scores), V of block 0 (P V), K of block 1, V of block 1, ... While a pass
-// reads a key's row (or the part of it a P V call reads), the same part of
-// the same key's row in the next pass is prefetched into L1 and in the pass
-// after that into L2. The requests are spread evenly over both passes, so the
-// memory keeps streaming while either computes; on this VM that lifted the
-// decode stream from 0.78 to 0.85-0.88 of a plain read of the same bytes
-// (2 threads; 0.63 -> 0.75-0.79 on one core).
+// (scores), V of block 0 (P V), K of block 1, V of block 1, ... Where a pass
+// loads a part of a key's row (one vector of K in the scores, the dims of a
+// P V call), the same part of the same key's row in the next pass is
+// prefetched into L1 and in the pass after that into L2. The requests are
+// spread evenly over both passes and interleaved with the multiply-adds, so
+// the memory keeps streaming while either pass computes (docs/attention.md
+// session 6: 0.78 -> 0.87-0.89 of a plain read of the same bytes, 2 threads).
 template <class T>
 struct Ahead {
   const T* const* l1 = nullptr;  // rows of the next pass
@@ -336,7 +336,7 @@ struct Ahead {
   int64_t n1 = 0, n2 = 0;        // keys in each
 
   // Key j's rows from element e0 on, Bytes bytes (a constant: this sits in
-  // the P V inner loop). Rows need not be line aligned: a partly covered
+  // the inner loops). Rows need not be line aligned: a partly covered
   // last line is the next part's or the next row's first.
   // always_inline: out of line, GCC 12 judges a function that only reads
   // memory and prefetches pure, and deletes its calls (docs/contributing.md).
@@ -349,15 +349,6 @@ struct Ahead {
     if (j < n2)
       for (int i = 0; i < kLines; ++i)
         __builtin_prefetch(reinterpret_cast<const char*>(l2[j] + e0) + 64 * i, 0, 2);
-  }
-  // Key j's whole rows of `bytes`.
-  [[gnu::always_inline]] void row(int64_t j, int64_t bytes) const {
-    if (j < n1)
-      for (int64_t o = 0; o < bytes; o += 64)
-        __builtin_prefetch(reinterpret_cast<const char*>(l1[j]) + o, 0, 3);
-    if (j < n2)
-      for (int64_t o = 0; o < bytes; o += 64)
-        __builtin_prefetch(reinterpret_cast<const char*>(l2[j]) + o, 0, 2);
   }
 };
 
@@ -386,13 +377,18 @@ inline int64_t split_pos(int64_t d, int64_t dt) {
 
 // S[r][j] = sum_d Q[r][d] K[j][d] for NR rows (Q rows padded with zeros to
 // nv * kLanes, stride ldq). nb2: whole split blocks (bf16 only).
+// ah, j: the look-ahead of key j, one part per vector of K read (finely
+// interleaved with the multiply-adds: a burst of prefetches per row streamed
+// worse, docs/attention.md session 6).
 template <int NR, class T>
 inline void few_scores(const T* kr, const float* q, int64_t ldq, int64_t nb2, int64_t nfull,
-                       int tail, float* s, int64_t lds) {
+                       int tail, float* s, int64_t lds, const Ahead<T>& ah, int64_t j) {
+  constexpr int64_t kVecBytes = kLanes * static_cast<int64_t>(sizeof(T));
   Vf acc[NR];
   for (int r = 0; r < NR; ++r) acc[r] = zero();
   if constexpr (kSplitBf16<T>) {
     for (int64_t c = 0; c < nb2; ++c) {
+      ah.template part<2 * kVecBytes>(j, c * 2 * kLanes);
       Vf ke, ko;
       load_split(kr + c * 2 * kLanes, ke, ko);
       const float* qc = q + c * 2 * kLanes;
@@ -404,12 +400,15 @@ inline void few_scores(const T* kr, const float* q, int64_t ldq, int64_t nb2, in
     kr += nb2 * 2 * kLanes;
     q += nb2 * 2 * kLanes;
   }
+  const int64_t e0 = nb2 * 2 * kLanes;  // element offset of kr
   int64_t v = 0;
   for (; v < nfull; ++v) {
+    ah.template part<kVecBytes>(j, e0 + v * kLanes);
     const Vf k = load(kr + v * kLanes);
     for (int r = 0; r < NR; ++r) acc[r] = fma(k, load(q + r * ldq + v * kLanes), acc[r]);
   }
   if (tail) {
+    ah.template part<kVecBytes>(j, e0 + v * kLanes);
     const Vf k = load_n(kr + v * kLanes, tail);
     for (int r = 0; r < NR; ++r) acc[r] = fma(k, load(q + r * ldq + v * kLanes), acc[r]);
   }
@@ -454,14 +453,17 @@ inline void store_sums16(__m512 z, float* s, int64_t lds) {
 
 template <int NR, class T>
 inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_t nb2,
-                         int64_t nfull, int tail, float* s, int64_t lds) {
+                         int64_t nfull, int tail, float* s, int64_t lds, const Ahead<T>& ah,
+                         int64_t j) {
   constexpr int NK = 16 / NR;
+  constexpr int64_t kVecBytes = kLanes * static_cast<int64_t>(sizeof(T));
   Vf acc[NR][NK];
   for (int r = 0; r < NR; ++r)
     for (int k = 0; k < NK; ++k) acc[r][k] = zero();
   int64_t e = 0;  // element offset
   if constexpr (kSplitBf16<T>) {
     for (int64_t c = 0; c < nb2; ++c, e += 32) {
+      for (int k = 0; k < NK; ++k) ah.template part<2 * kVecBytes>(j + k, e);
       Vf ke[NK], ko[NK];
       for (int k = 0; k < NK; ++k) load_split(kr[k] + e, ke[k], ko[k]);
       for (int r = 0; r < NR; ++r) {
@@ -471,6 +473,7 @@ inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_
     }
   }
   for (int64_t v = 0; v < nfull; ++v, e += 16) {
+    for (int k = 0; k < NK; ++k) ah.template part<kVecBytes>(j + k, e);
     Vf kv[NK];
     for (int k = 0; k < NK; ++k) kv[k] = load(kr[k] + e);
     for (int r = 0; r < NR; ++r) {
@@ -479,6 +482,7 @@ inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_
     }
   }
   if (tail) {
+    for (int k = 0; k < NK; ++k) ah.template part<kVecBytes>(j + k, e);
     Vf kv[NK];
     for (int k = 0; k < NK; ++k) kv[k] = load_n(kr[k] + e, tail);
     for (int r = 0; r < NR; ++r) {
@@ -493,24 +497,18 @@ inline void few_scores16(const T* const* kr, const float* q, int64_t ldq, int64_
 }
 #endif
 
-// Scores of rows [r, r + NR) against the block's keys (D dims), with the
-// look-ahead of whole rows.
+// Scores of rows [r, r + NR) against the block's keys, with the look-ahead.
 template <int NR, class T>
 inline void few_scores_rows(const T* const* kr, const float* q, int64_t ldq, int64_t nb2,
                             int64_t nfull, int tail, float* s, int64_t lds, int64_t nk,
-                            const Ahead<T>& ah, int64_t D) {
+                            const Ahead<T>& ah) {
   int64_t j = 0;
 #ifdef SDPA_HSUM16
   constexpr int NK = 16 / NR;
-  for (; j + NK <= nk; j += NK) {
-    for (int k = 0; k < NK; ++k) ah.row(j + k, D * static_cast<int64_t>(sizeof(T)));
-    few_scores16<NR>(kr + j, q, ldq, nb2, nfull, tail, s + j, lds);
-  }
+  for (; j + NK <= nk; j += NK)
+    few_scores16<NR>(kr + j, q, ldq, nb2, nfull, tail, s + j, lds, ah, j);
 #endif
-  for (; j < nk; ++j) {
-    ah.row(j, D * static_cast<int64_t>(sizeof(T)));
-    few_scores<NR>(kr[j], q, ldq, nb2, nfull, tail, s + j, lds);
-  }
+  for (; j < nk; ++j) few_scores<NR>(kr[j], q, ldq, nb2, nfull, tail, s + j, lds, ah, j);
 }
 
 #ifdef SDPA_BF16DOT
@@ -520,12 +518,14 @@ inline void few_scores_rows(const T* const* kr, const float* q, int64_t ldq, int
 // conversion of K. NR rows x NK keys (NR * NK == 16: shuffle-tree sums).
 template <int NR, int NK>
 inline void few_scores_dp(const bf16* const* kr, const uint16_t* q16, int64_t ldq16, int64_t nblk,
-                          int tail32, float scale, float* s, int64_t lds) {
+                          int tail32, float scale, float* s, int64_t lds, const Ahead<bf16>& ah,
+                          int64_t j) {
   __m512 acc[NR][NK];
   for (int r = 0; r < NR; ++r)
     for (int k = 0; k < NK; ++k) acc[r][k] = _mm512_setzero_ps();
   const __mmask32 tm = tail32 ? static_cast<__mmask32>((1u << tail32) - 1u) : ~__mmask32{0};
   for (int64_t c = 0; c < nblk; ++c) {
+    for (int k = 0; k < NK; ++k) ah.template part<64>(j + k, c * 32);
     __m512i kv[NK];
     for (int k = 0; k < NK; ++k)
       kv[k] = c + 1 == nblk ? _mm512_maskz_loadu_epi16(tm, kr[k] + c * 32)
@@ -550,17 +550,13 @@ inline void few_scores_dp(const bf16* const* kr, const uint16_t* q16, int64_t ld
 template <int NR>
 inline void few_scores_rows_dp(const bf16* const* kr, const uint16_t* q16, int64_t ldq16,
                                int64_t nblk, int tail32, float scale, float* s, int64_t lds,
-                               int64_t nk, const Ahead<bf16>& ah, int64_t D) {
+                               int64_t nk, const Ahead<bf16>& ah) {
   constexpr int NK = 16 / NR;
   int64_t j = 0;
-  for (; j + NK <= nk; j += NK) {
-    for (int k = 0; k < NK; ++k) ah.row(j + k, 2 * D);
-    few_scores_dp<NR, NK>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds);
-  }
-  for (; j < nk; ++j) {
-    ah.row(j, 2 * D);
-    few_scores_dp<NR, 1>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds);
-  }
+  for (; j + NK <= nk; j += NK)
+    few_scores_dp<NR, NK>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds, ah, j);
+  for (; j < nk; ++j)
+    few_scores_dp<NR, 1>(kr + j, q16, ldq16, nblk, tail32, scale, s + j, lds, ah, j);
 }
 #endif
 
@@ -885,29 +881,29 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
       int64_t r = 0;
       for (; r + 4 <= rows; r += 4, ah = none)
         few_scores_rows_dp<4>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              ah, D);
+                              ah);
       if (r + 2 <= rows) {
         few_scores_rows_dp<2>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              ah, D);
+                              ah);
         r += 2;
         ah = none;
       }
       if (r < rows)
         few_scores_rows_dp<1>(kr, q16 + r * ld16, ld16, nblk, tail32, p.scale, s + r * lds, lds, nk,
-                              ah, D);
+                              ah);
     } else
 #endif
     {
       int64_t r = 0;
       for (; r + 4 <= rows; r += 4, ah = none)
-        few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah, D);
+        few_scores_rows<4>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah);
       if (r + 2 <= rows) {
-        few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah, D);
+        few_scores_rows<2>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah);
         r += 2;
         ah = none;
       }
       if (r < rows)
-        few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah, D);
+        few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah);
     }
     if (p.mask.data) {
       const bool* mk = static_cast<const bool*>(p.mask.data);
