@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opsnn/bench.h"
@@ -133,8 +134,8 @@ void run_op(benchmark::State& state, Setup* st, const std::string& name, int thr
     state.SetIterationTime(s);
     ms.push_back(s * 1e3);
   }
-  std::sort(ms.begin(), ms.end());
-  const double min_ms = ms.front(), median_ms = ms[ms.size() / 2];
+  const Timing tm = timing_of(std::move(ms));
+  const double min_ms = tm.min_ms, median_ms = tm.median_ms;
   const double gbps = st->bytes / (min_ms * 1e-3) / 1e9;
   state.SetBytesProcessed(static_cast<int64_t>(st->bytes) * state.iterations());
   state.counters["min_ms"] = min_ms;

@@ -54,15 +54,6 @@ struct Result {
   std::string kernel;
 };
 
-Timing stats(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
-  Timing t;
-  t.min_ms = ms.front();
-  t.median_ms = ms[ms.size() / 2];
-  t.repeats = static_cast<int>(ms.size());
-  return t;
-}
-
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -117,13 +108,13 @@ Result time_sdpa(const Case& c, DType dt, bool unfused, double seconds, bool hot
       tr.push_back(ms_since(t0));
     }
     const auto n = static_cast<std::ptrdiff_t>(ins.size());
-    r.round_ratios.push_back(stats({tr.end() - n, tr.end()}).median_ms /
-                             stats({tk.end() - n, tk.end()}).median_ms);
+    r.round_ratios.push_back(timing_of({tr.end() - n, tr.end()}).median_ms /
+                             timing_of({tk.end() - n, tk.end()}).median_ms);
   }
   std::sort(r.round_ratios.begin(), r.round_ratios.end());
   (void)sink;
-  r.t = stats(tk);
-  r.same_read = stats(tr);
+  r.t = timing_of(tk);
+  r.same_read = timing_of(tr);
   return r;
 }
 

@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <functional>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "opsnn/bench.h"
 
 namespace opsnn::bench {
 
@@ -63,8 +66,8 @@ std::vector<Stat> time_side_by_side(std::vector<Contender>& cs, int rounds) {
     }
   std::vector<Stat> s(n);
   for (size_t i = 0; i < n; ++i) {
-    std::sort(t[i].begin(), t[i].end());
-    s[i] = {t[i].front(), t[i][t[i].size() / 2]};
+    const Timing tm = timing_of(std::move(t[i]));
+    s[i] = {tm.min_ms, tm.median_ms};
   }
   return s;
 }

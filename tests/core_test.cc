@@ -154,5 +154,15 @@ TEST(Bench, StreamReadCoversEveryByte) {
     }
 }
 
+TEST(Bench, TimingOfIsMinAndUpperMedian) {
+  const Timing t = timing_of({3.0, 1.0, 4.0, 2.0});
+  EXPECT_EQ(t.min_ms, 1.0);
+  EXPECT_EQ(t.median_ms, 3.0);  // element n/2 of the sorted list
+  EXPECT_EQ(t.repeats, 4);
+  const Timing one = timing_of({5.0});
+  EXPECT_EQ(one.min_ms, 5.0);
+  EXPECT_EQ(one.median_ms, 5.0);
+}
+
 }  // namespace
 }  // namespace opsnn

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "opsnn/thread_pool.h"
 
@@ -12,6 +13,9 @@ struct Timing {
   double min_ms = 0, median_ms = 0;
   int repeats = 0;
 };
+
+// Min and median of a list of times in ms (not empty); repeats = its size.
+Timing timing_of(std::vector<double> ms);
 
 // Runs fn once to warm up, then at least `min_repeats` times and for at least
 // `min_seconds`; reports min and median.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "opsnn/bench.h"
@@ -48,6 +49,10 @@ Timing time_it(FunctionRef<void()> fn, int min_repeats, double min_seconds) {
     ms.push_back(seconds_since(t0) * 1e3);
     if (ms.size() > 100000) break;
   }
+  return timing_of(std::move(ms));
+}
+
+Timing timing_of(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   return Timing{ms.front(), ms[ms.size() / 2], static_cast<int>(ms.size())};
 }
