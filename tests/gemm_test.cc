@@ -30,6 +30,9 @@ TEST(Gemm, PackedMatchesLinearOpBitwise) {
     PackedMatrix pw = pack_matrix(w, /*transposed=*/true);
     EXPECT_EQ(pw.k(), K);
     EXPECT_EQ(pw.n(), N);
+    // The panels hold at least K x N f32 (zero padded past N).
+    ASSERT_NE(pw.data(), nullptr);
+    EXPECT_GE(pw.bytes(), static_cast<size_t>(K * N) * sizeof(float));
     Tensor y = Tensor::zeros({M, N}, DType::f32);
     MatmulEpilogue ep;
     ep.bias = &b;

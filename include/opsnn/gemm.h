@@ -23,6 +23,7 @@ class PackedMatrix {
   int64_t k() const;  // rows of the logical B [K, N]
   int64_t n() const;  // columns of the logical B
   size_t bytes() const;
+  const void* data() const;    // the packed panels, bytes() of them (e.g. to time a read of them)
   std::string kernel() const;  // microkernel it was packed for, e.g. "14x32_avx512"
   bool gated() const;          // packed for the gated (swiglu) epilogue: y has n()/2 columns
 

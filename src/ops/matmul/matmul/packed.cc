@@ -22,6 +22,7 @@ struct PackedMatrix::Impl {
 int64_t PackedMatrix::k() const { return impl_ ? impl_->K : 0; }
 int64_t PackedMatrix::n() const { return impl_ ? impl_->N : 0; }
 size_t PackedMatrix::bytes() const { return impl_ ? impl_->nbytes : 0; }
+const void* PackedMatrix::data() const { return impl_ ? impl_->data : nullptr; }
 bool PackedMatrix::gated() const { return impl_ && impl_->gated; }
 std::string PackedMatrix::kernel() const {
   if (!impl_) return "";
