@@ -41,6 +41,14 @@ d = json.load(sys.stdin)
 assert d["kernel"].startswith("matmul_packed("), d["kernel"]
 assert d["limit_kind"] == "read_gbps" and d["min_ms"] > 0 and d["gflops"] > 0
 ' <<< "$out" || fail "bench packed json: $out"
+# matmul_int8 (W8A8) through its packed form too.
+out=$("$opsnn" bench --op matmul_int8 --case m=4,n=256,k=256,packed=1 --threads 1 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["kernel"].startswith("matmul_int8_packed("), d["kernel"]
+assert d["min_ms"] > 0 and d["gflops"] > 0
+' <<< "$out" || fail "bench int8 packed json: $out"
 if "$opsnn" bench --op relu --case shape=100,packed=1 2>/tmp/opsnn_cli_err.$$; then
   fail "packed=1 accepted for relu"
 fi

@@ -142,6 +142,15 @@ KernelFactory simple_kernel(KernelFn fn, std::function<bool(const OpCall&, std::
                             std::function<size_t(const OpCall&)> workspace = nullptr);
 
 // ---- schema ---------------------------------------------------------------
+// An op's pre-packed form for `opsnn bench ... packed=1`: `copies` packed
+// copies of the weight input are made up front, and each call of `run`
+// computes the op's outputs with the next copy (so, with enough copies, each
+// call streams its weights from memory as a model's layer does).
+struct PackedBench {
+  std::function<void()> run;
+  std::string kernel;
+};
+
 struct OpSchema {
   std::string name;
   std::string family;  // elementwise, activation, reduce, norm, ...
@@ -162,6 +171,11 @@ struct OpSchema {
   // Work of one call for the benchmark's GB/s and GFLOP/s (nullptr: bytes of
   // all inputs and outputs, no flops).
   std::function<void(const OpCall&, double* bytes, double* flops)> cost;
+  // `opsnn bench --case ...,packed=1`: the op's deployment form with its
+  // weight packed beforehand, as at model load (nullptr: the op has none).
+  std::function<PackedBench(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
+                            const Attrs& attrs, size_t copies)>
+      bench_packed;
 };
 
 Tolerance default_tolerance(DType t);

@@ -81,15 +81,17 @@ int run_bench(const BenchArgs& a) {
   const OpSchema& s = Registry::global().schema(a.op);
   const DType t = dtype_from_name(a.dtype);
   auto kv = parse_kv(a.kase);
-  // packed=1 (matmul): B packed beforehand (pack_matrix, as a model's weights
-  // are at load) and each timed call is matmul_packed, cycling through enough
-  // packed copies (512 MiB in all, 2 to 64 copies) that each call streams its
-  // weights from memory as a model's layer does; without it the op form is
-  // timed, which packs B on every call.
+  // packed=1 (ops with a pre-packed form: matmul, matmul_int8): the weight
+  // packed beforehand (as a model's weights are at load) and each timed call
+  // runs the packed form (matmul_packed, matmul_int8_packed), cycling through
+  // enough packed copies (512 MiB in all, 2 to 64 copies) that each call
+  // streams its weights from memory as a model's layer does; without it the
+  // op form is timed, which packs the weight on every call.
   const bool packed = kv.count("packed") && kv.at("packed") != "0";
   kv.erase("packed");
-  if (packed && a.op != "matmul")
-    throw Error("bench", "--case packed=1", "op matmul", "op " + a.op);
+  if (packed && !s.bench_packed)
+    throw Error("bench", "--case packed=1", "an op with a pre-packed form (matmul, matmul_int8)",
+                "op " + a.op);
   CheckCase c = s.bench_case ? s.bench_case(kv, t) : generic_case(s, kv, t);
   std::vector<Tensor> ins = make_case_inputs(c, t, 42);
   Op op = Op::create(a.op, ins, c.attrs);
@@ -98,16 +100,12 @@ int run_bench(const BenchArgs& a) {
   std::string kernel = op.kernel_name();
   Timing tm;
   if (packed) {
-    if (ins[1].rank() != 2)
-      throw Error("bench", "--case packed=1", "a 2-D B (batch=1)", shape_str(ins[1].shape()));
-    const double wbytes = static_cast<double>(ins[1].nbytes());
+    const double wbytes = static_cast<double>(ins[1].nbytes());  // the weight is input 1
     const size_t copies = static_cast<size_t>(
         std::clamp(std::ceil(512.0 * (1 << 20) / std::max(wbytes, 1.0)), 2.0, 64.0));
-    std::vector<PackedMatrix> pws;
-    for (size_t i = 0; i < copies; ++i) pws.push_back(pack_matrix(ins[1]));
-    kernel = "matmul_packed(" + pws[0].kernel() + ")";
-    size_t next = 0;
-    tm = time_it([&] { matmul_packed(ins[0], pws[next++ % copies], outs[0]); }, 10, 0.5);
+    PackedBench pb = s.bench_packed(ins, outs, c.attrs, copies);
+    kernel = pb.kernel;
+    tm = time_it(pb.run, 10, 0.5);
   } else {
     Arena ws(op.workspace_bytes() + kAlignment);
     void* w = ws.allocate(op.workspace_bytes());

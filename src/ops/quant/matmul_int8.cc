@@ -15,6 +15,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/checks.h"
 #include "opsnn/op.h"
+#include "opsnn/quant.h"
 
 namespace opsnn {
 namespace {
@@ -380,6 +381,33 @@ void register_matmul_int8_op(Registry& r) {
     *bytes = static_cast<double>(d.M * d.K + d.N * d.K) +
              static_cast<double>(call.out(0).numel() *
                                  static_cast<int64_t>(dtype_size(call.out(0).dtype)));
+  };
+  s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs& attrs,
+                      size_t copies) {
+    auto ws = std::make_shared<std::vector<PackedInt8Matrix>>();
+    for (size_t i = 0; i < copies; ++i) ws->push_back(pack_int8_matrix(in[kW]));
+    // The op's optional inputs as the packed API's parameters (the tensors
+    // are kept alive by the closure).
+    auto keep = std::make_shared<std::vector<Tensor>>(in);
+    auto opt = [keep](size_t i) -> const Tensor* {
+      return i < keep->size() && (*keep)[i].defined() ? &(*keep)[i] : nullptr;
+    };
+    Int8MatmulParams p;
+    p.a_scale = opt(kAScale);
+    p.w_scale = opt(kWScale);
+    p.bias = opt(kBias);
+    if (const Tensor* z = opt(kAZp))
+      p.a_zero_point = z->dtype() == DType::u8 ? z->data_as<uint8_t>()[0] : z->data_as<int8_t>()[0];
+    if (attrs.has("activation")) p.activation = attrs.s("activation");
+    if (const Tensor* ys = opt(kYScale)) p.y_scale = ys->data_as<float>()[0];
+    if (const Tensor* z = opt(kYZp))
+      p.y_zero_point = z->dtype() == DType::u8 ? z->data_as<uint8_t>()[0] : z->data_as<int8_t>()[0];
+    PackedBench pb;
+    pb.kernel = "matmul_int8_packed(" + ws->front().kernel() + ")";
+    pb.run = [ws, keep, p, y = out[0], next = size_t{0}]() mutable {
+      matmul_int8_packed((*keep)[kA], (*ws)[next++ % ws->size()], y, p);
+    };
+    return pb;
   };
   r.add_op(std::move(s));
 

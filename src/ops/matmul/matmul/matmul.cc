@@ -11,6 +11,8 @@
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
 #include "ops/matmul/matmul/matmul_plan.h"
+#include "opsnn/error.h"
+#include "opsnn/gemm.h"
 #include "opsnn/op.h"
 
 namespace opsnn {
@@ -317,6 +319,19 @@ void add_matmul(Registry& r) {
     return c;
   };
   s.cost = &mnk_cost;
+  s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&,
+                      size_t copies) {
+    if (in[1].rank() != 2)
+      throw Error("bench", "--case packed=1", "a 2-D B (batch=1)", shape_str(in[1].shape()));
+    auto pws = std::make_shared<std::vector<PackedMatrix>>();
+    for (size_t i = 0; i < copies; ++i) pws->push_back(pack_matrix(in[1]));
+    PackedBench pb;
+    pb.kernel = "matmul_packed(" + pws->front().kernel() + ")";
+    pb.run = [pws, a = in[0], y = out[0], next = size_t{0}]() mutable {
+      matmul_packed(a, (*pws)[next++ % pws->size()], y);
+    };
+    return pb;
+  };
   r.add_op(std::move(s));
   matmul::register_gemm_kernels(r, "matmul",
                                 [](const OpCall& call) { return matmul_plan(call, 0, 1); });
