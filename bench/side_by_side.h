@@ -56,8 +56,12 @@ std::vector<Stat> time_side_by_side(std::vector<Contender>& cs, int rounds) {
     cs[i].fn();
     gap(i);
   }
+  // Round r starts with contender r mod n: no contender always runs right
+  // after the same other one (whose lingering threads or cache footprint
+  // would then always land on it).
   for (int r = 0; r < rounds; ++r)
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      const size_t i = (j + static_cast<size_t>(r)) % n;
       auto t0 = std::chrono::steady_clock::now();
       cs[i].fn();
       t[i].push_back(
