@@ -8,6 +8,8 @@
 //   one call   auto y = opsnn::call("gelu", {x});
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -142,14 +144,20 @@ KernelFactory simple_kernel(KernelFn fn, std::function<bool(const OpCall&, std::
                             std::function<size_t(const OpCall&)> workspace = nullptr);
 
 // ---- schema ---------------------------------------------------------------
-// An op's pre-packed form for `opsnn bench ... packed=1`: `copies` packed
-// copies of the weight input are made up front, and each call of `run`
-// computes the op's outputs with the next copy (so, with enough copies, each
-// call streams its weights from memory as a model's layer does).
+// An op's pre-packed form for `opsnn bench ... packed=1`: packed copies of
+// the weight input are made up front (bench_packed_copies of them), and each
+// call of `run` computes the op's outputs with the next copy, so each call
+// streams its weights from memory as a model's layer does.
 struct PackedBench {
   std::function<void()> run;
   std::string kernel;
 };
+// Copies of a packed weight of `bytes` a bench_packed hook makes: 512 MiB in
+// all, 2 to 64 copies.
+inline size_t bench_packed_copies(size_t bytes) {
+  const size_t budget = size_t{512} << 20;
+  return std::clamp<size_t>(budget / std::max<size_t>(bytes, 1), 2, 64);
+}
 
 struct OpSchema {
   std::string name;
@@ -174,7 +182,7 @@ struct OpSchema {
   // `opsnn bench --case ...,packed=1`: the op's deployment form with its
   // weight packed beforehand, as at model load (nullptr: the op has none).
   std::function<PackedBench(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
-                            const Attrs& attrs, size_t copies)>
+                            const Attrs& attrs)>
       bench_packed;
 };
 

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -81,17 +80,20 @@ int run_bench(const BenchArgs& a) {
   const OpSchema& s = Registry::global().schema(a.op);
   const DType t = dtype_from_name(a.dtype);
   auto kv = parse_kv(a.kase);
-  // packed=1 (ops with a pre-packed form: matmul, matmul_int8): the weight
-  // packed beforehand (as a model's weights are at load) and each timed call
-  // runs the packed form (matmul_packed, matmul_int8_packed), cycling through
-  // enough packed copies (512 MiB in all, 2 to 64 copies) that each call
-  // streams its weights from memory as a model's layer does; without it the
-  // op form is timed, which packs the weight on every call.
+  // packed=1 (ops whose schema has bench_packed, e.g. matmul, matmul_int8):
+  // the weight packed beforehand (as a model's weights are at load) and each
+  // timed call runs the packed form, cycling through enough packed copies
+  // that each call streams its weights from memory as a model's layer does;
+  // without it the op form is timed, which packs the weight on every call.
   const bool packed = kv.count("packed") && kv.at("packed") != "0";
   kv.erase("packed");
-  if (packed && !s.bench_packed)
-    throw Error("bench", "--case packed=1", "an op with a pre-packed form (matmul, matmul_int8)",
+  if (packed && !s.bench_packed) {
+    std::string with;
+    for (const std::string& name : Registry::global().op_names())
+      if (Registry::global().schema(name).bench_packed) with += (with.empty() ? "" : ", ") + name;
+    throw Error("bench", "--case packed=1", "an op with a pre-packed form (" + with + ")",
                 "op " + a.op);
+  }
   CheckCase c = s.bench_case ? s.bench_case(kv, t) : generic_case(s, kv, t);
   std::vector<Tensor> ins = make_case_inputs(c, t, 42);
   Op op = Op::create(a.op, ins, c.attrs);
@@ -100,10 +102,7 @@ int run_bench(const BenchArgs& a) {
   std::string kernel = op.kernel_name();
   Timing tm;
   if (packed) {
-    const double wbytes = static_cast<double>(ins[1].nbytes());  // the weight is input 1
-    const size_t copies = static_cast<size_t>(
-        std::clamp(std::ceil(512.0 * (1 << 20) / std::max(wbytes, 1.0)), 2.0, 64.0));
-    PackedBench pb = s.bench_packed(ins, outs, c.attrs, copies);
+    PackedBench pb = s.bench_packed(ins, outs, c.attrs);
     kernel = pb.kernel;
     tm = time_it(pb.run, 10, 0.5);
   } else {

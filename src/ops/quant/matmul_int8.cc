@@ -265,8 +265,7 @@ void register_matmul_int8_op(Registry& r) {
   s.doc =
       "W8A8 linear: acc = sum_k (a - a_zero_point) * w[n, k] in exact int32; output i32 = acc, "
       "f32/bf16/f16 = act(acc * a_scale * w_scale + bias), i8/u8 = saturate(round(that / y_scale) "
-      "+ "
-      "y_zero_point)";
+      "+ y_zero_point)";
   s.inputs = {{"a", "i8 or u8 [..., K]"},
               {"w", "i8 [N, K]"},
               {"a_scale", "f32 [] (per tensor) or [..., 1] (per token)", true},
@@ -382,10 +381,10 @@ void register_matmul_int8_op(Registry& r) {
              static_cast<double>(call.out(0).numel() *
                                  static_cast<int64_t>(dtype_size(call.out(0).dtype)));
   };
-  s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs& attrs,
-                      size_t copies) {
-    auto ws = std::make_shared<std::vector<PackedInt8Matrix>>();
-    for (size_t i = 0; i < copies; ++i) ws->push_back(pack_int8_matrix(in[kW]));
+  s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs& attrs) {
+    auto ws = std::make_shared<std::vector<PackedInt8Matrix>>(1, pack_int8_matrix(in[kW]));
+    const size_t copies = bench_packed_copies(ws->front().bytes());
+    while (ws->size() < copies) ws->push_back(pack_int8_matrix(in[kW]));
     // The op's optional inputs as the packed API's parameters (the tensors
     // are kept alive by the closure).
     auto keep = std::make_shared<std::vector<Tensor>>(in);
@@ -396,12 +395,15 @@ void register_matmul_int8_op(Registry& r) {
     p.a_scale = opt(kAScale);
     p.w_scale = opt(kWScale);
     p.bias = opt(kBias);
-    if (const Tensor* z = opt(kAZp))
-      p.a_zero_point = z->dtype() == DType::u8 ? z->data_as<uint8_t>()[0] : z->data_as<int8_t>()[0];
+    auto zp = [&](size_t i) -> int32_t {  // an i8/u8 scalar zero point, 0 when absent
+      const Tensor* z = opt(i);
+      if (!z) return 0;
+      return z->dtype() == DType::u8 ? z->data_as<uint8_t>()[0] : z->data_as<int8_t>()[0];
+    };
+    p.a_zero_point = zp(kAZp);
+    p.y_zero_point = zp(kYZp);
     if (attrs.has("activation")) p.activation = attrs.s("activation");
     if (const Tensor* ys = opt(kYScale)) p.y_scale = ys->data_as<float>()[0];
-    if (const Tensor* z = opt(kYZp))
-      p.y_zero_point = z->dtype() == DType::u8 ? z->data_as<uint8_t>()[0] : z->data_as<int8_t>()[0];
     PackedBench pb;
     pb.kernel = "matmul_int8_packed(" + ws->front().kernel() + ")";
     pb.run = [ws, keep, p, y = out[0], next = size_t{0}]() mutable {
