@@ -32,11 +32,14 @@ struct MatView {
   int64_t rs = 0, cs = 0;
 };
 
-// Row-major output (unit column stride), f32/bf16/f16.
+// Row-major output (unit column stride), f32/bf16/f16. stream: the final
+// values are written with non-temporal stores where a whole vector is aligned
+// (set by run() from Params::stream_min_bytes).
 struct OutView {
   void* p = nullptr;
   DType t = DType::f32;
   int64_t ld = 0;
+  bool stream = false;
 };
 
 // y = act(alpha * (A·B) + beta * add) * out_scale + residual
@@ -74,6 +77,12 @@ struct Params {
   // k-pair panels; A rounded to bf16). Set by default_params for the avx512
   // 14x32 kernel when the CPU has AVX512_BF16.
   bool bf16_dot = false;
+  // Outputs of at least this many bytes are written with non-temporal stores
+  // (0: never). A large output is written once, tile by tile, while the A
+  // blocks, B panels and C scratch cycle through the caches; ordinary stores
+  // pay a read-for-ownership per line and evict that working set. Default
+  // 8 MiB (see default_params and docs/gemm.md).
+  int64_t stream_min_bytes = 0;
 };
 
 // Number of microkernels of an ISA and their names ("14x32").

@@ -23,10 +23,11 @@ constexpr int MR = 14, NV = 2, NR = NV * 16;
 constexpr int kPfPairs = 32;
 
 // ob != nullptr: the sums (plus c when accumulating) go to the bf16 output
-// rows ob (stride ldo) instead of c: the last K-block of a trivial epilogue.
+// rows ob (stride ldo) instead of c: the last K-block of a trivial epilogue;
+// stream_ob: non-temporally (see OutView::stream).
 template <int R>
 void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t ldc, int ncols,
-            bool accumulate, bf16* ob, int64_t ldo) {
+            bool accumulate, bf16* ob, int64_t ldo, bool stream_ob) {
   __m512 acc[R][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) {
@@ -59,7 +60,7 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
                                      reinterpret_cast<__m512bh>(bv[v]));
     }
   }
-  store_acc(acc, c, ldc, ncols, accumulate, ob, ldo);
+  store_acc(acc, c, ldc, ncols, accumulate, ob, ldo, stream_ob);
 }
 
 // The decode kernel (M <= MR): R x 32 columns, A pair (i, k) read as 32 bits
@@ -110,7 +111,7 @@ constexpr auto eb_table(std::integer_sequence<int, Ms...>) {
 }
 
 using DpFn = void (*)(int64_t, const uint32_t*, const uint16_t*, float*, int64_t, int, bool, bf16*,
-                      int64_t);
+                      int64_t, bool);
 template <int... Ms>
 constexpr auto dp_table(std::integer_sequence<int, Ms...>) {
   return std::array<DpFn, sizeof...(Ms)>{&ukr_dp<Ms + 1>...};
@@ -217,6 +218,7 @@ void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& 
   const Grid g = make_grid(M, N, MR, NR, MR, NR, threads, true);
   const bool direct_c = out.t == DType::f32 && !ep.gated;
   parallel_tasks(g.nnb, [&](int64_t nb) {
+    const StreamFence fence{out.stream};
     const int64_t n0 = nb * g.nc, nlen = std::min(g.nc, N - n0);
     for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
       const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
@@ -259,6 +261,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   // bf16 output, nothing to apply: the kernel converts on its last K-block.
   const bool fused_bf16 = out.t == DType::bf16 && !ep.gated && ep.trivial();
   parallel_tasks(nmb * nnb, [&](int64_t task) {
+    const StreamFence fence{out.stream};
     const int64_t mb = task % nmb, nb = task / nmb;
     const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
     const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
@@ -288,7 +291,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
           bf16* ob =
               last && fused_bf16 ? static_cast<bf16*>(out.p) + (m0 + ir) * out.ld + jp : nullptr;
           table[rows - 1](kp, reinterpret_cast<const uint32_t*>(abuf + ir * kp * 2), bp, ct, ldc,
-                          ncols, k0 > 0, ob, out.ld);
+                          ncols, k0 > 0, ob, out.ld, out.stream);
           if (last && !ob) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
         }
       }

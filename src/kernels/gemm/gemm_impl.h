@@ -100,13 +100,25 @@ inline Vf activate(Vf x, Act act) {
   return x;
 }
 
+// A whole aligned vector of a streamed output goes out non-temporally.
 template <class T>
-inline void store_out(T* p, Vf v, int n) {
-  if (n == kLanes)
-    store(p, v);
-  else
+inline void store_out(T* p, Vf v, int n, bool streamed) {
+  if (n != kLanes)
     store_n(p, v, n);
+  else if (streamed && reinterpret_cast<uintptr_t>(p) % (kLanes * sizeof(T)) == 0)
+    stream(p, v);
+  else
+    store(p, v);
 }
+
+// Orders a task's non-temporal output stores before whatever the thread does
+// next (its completion signal to the pool among them): one per task.
+struct StreamFence {
+  bool on;
+  ~StreamFence() {
+    if (on) stream_fence();
+  }
+};
 
 // Applies the epilogue to a rows x cols f32 tile `c` (leading dim ldc) whose
 // top-left element is output (i0, j0), writing the result to `out`.
@@ -131,13 +143,13 @@ inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int r
       const int64_t o = i * out.ld + j0 + j;
       switch (out.t) {
         case DType::f32:
-          store_out(static_cast<float*>(out.p) + o, v, n);
+          store_out(static_cast<float*>(out.p) + o, v, n, out.stream);
           break;
         case DType::bf16:
-          store_out(static_cast<bf16*>(out.p) + o, v, n);
+          store_out(static_cast<bf16*>(out.p) + o, v, n, out.stream);
           break;
         case DType::f16:
-          store_out(static_cast<f16*>(out.p) + o, v, n);
+          store_out(static_cast<f16*>(out.p) + o, v, n, out.stream);
           break;
         default:
           break;
@@ -174,13 +186,13 @@ inline void epilogue_gated(const Epilogue& ep, const float* c, int64_t ldc, int 
       const int64_t o = i * out.ld + jo + j;
       switch (out.t) {
         case DType::f32:
-          store_out(static_cast<float*>(out.p) + o, y, n);
+          store_out(static_cast<float*>(out.p) + o, y, n, out.stream);
           break;
         case DType::bf16:
-          store_out(static_cast<bf16*>(out.p) + o, y, n);
+          store_out(static_cast<bf16*>(out.p) + o, y, n, out.stream);
           break;
         case DType::f16:
-          store_out(static_cast<f16*>(out.p) + o, y, n);
+          store_out(static_cast<f16*>(out.p) + o, y, n, out.stream);
           break;
         default:
           break;
@@ -207,7 +219,7 @@ inline void finish_tile(const Epilogue& ep, const float* c, int64_t ldc, int row
 template <int MR, int NV, class A>
 __attribute__((always_inline)) inline void store_acc(const A (&acc)[MR][NV], float* c, int64_t ldc,
                                                      int ncols, bool accumulate, bf16* ob = nullptr,
-                                                     int64_t ldo = 0) {
+                                                     int64_t ldo = 0, bool stream_ob = false) {
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
@@ -218,7 +230,7 @@ __attribute__((always_inline)) inline void store_acc(const A (&acc)[MR][NV], flo
       if (n >= kLanes) {
         const Vf y = accumulate ? load(p) + x : x;
         if (ob)
-          store(ob + i * ldo + v * kLanes, y);
+          store_out(ob + i * ldo + v * kLanes, y, kLanes, stream_ob);
         else
           store(p, y);
       } else if (n > 0) {
@@ -660,6 +672,7 @@ void run_split_k(int rows, int64_t N, int64_t K, int64_t kc, int nr, const Epilo
     part(t / nkb, k0, std::min(kc, K - k0), buf + t * tile);
   });
   parallel_tasks(npan, [&](int64_t pnl) {
+    const StreamFence fence{out.stream};
     float* c = buf + pnl * nkb * tile;
     for (int64_t kb = 1; kb < nkb; ++kb) {
       const float* q = buf + (pnl * nkb + kb) * tile;
@@ -699,6 +712,7 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32 && !ep.gated && (direct_a || !c_stride_aliases(out.ld));
   parallel_tasks(nmb * nnb, [&](int64_t task) {
+    const StreamFence fence{out.stream};
     // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
     const int64_t mb = task % nmb, nb = task / nmb;
     const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);

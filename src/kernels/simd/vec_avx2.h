@@ -61,6 +61,8 @@ inline Vf load_n(const bf16* p, int n) {
   return cvt_bf16(_mm_load_si128(reinterpret_cast<const __m128i*>(buf)));
 }
 inline void store(bf16* p, Vf a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), to_bf16(a)); }
+// p 16-byte aligned.
+inline void stream(bf16* p, Vf a) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), to_bf16(a)); }
 inline void store_n(bf16* p, Vf a, int n) {
   alignas(16) uint16_t buf[8];
   _mm_store_si128(reinterpret_cast<__m128i*>(buf), to_bf16(a));
@@ -77,6 +79,11 @@ inline Vf load_n(const f16* p, int n) {
 }
 inline void store(f16* p, Vf a) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                   _mm256_cvtps_ph(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+// p 16-byte aligned.
+inline void stream(f16* p, Vf a) {
+  _mm_stream_si128(reinterpret_cast<__m128i*>(p),
                    _mm256_cvtps_ph(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 inline void store_n(f16* p, Vf a, int n) {

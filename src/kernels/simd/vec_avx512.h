@@ -61,6 +61,10 @@ inline Vf load_n(const bf16* p, int n) {
 }
 inline void store(bf16* p, Vf a) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), to_bf16(a)); }
 inline void store_n(bf16* p, Vf a, int n) { _mm256_mask_storeu_epi16(p, tail_mask(n), to_bf16(a)); }
+// p 32-byte aligned.
+inline void stream(bf16* p, Vf a) {
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(p), to_bf16(a));
+}
 
 inline Vf load(const f16* p) {
   return {_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
@@ -75,6 +79,11 @@ inline void store(f16* p, Vf a) {
 inline void store_n(f16* p, Vf a, int n) {
   _mm256_mask_storeu_epi16(p, tail_mask(n),
                            _mm512_cvtps_ph(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+// p 32-byte aligned.
+inline void stream(f16* p, Vf a) {
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(p),
+                      _mm512_cvtps_ph(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 inline Vf operator+(Vf a, Vf b) { return {_mm512_add_ps(a.v, b.v)}; }

@@ -39,12 +39,14 @@ inline void store_n(float* p, Vf a, int n) {
 inline Vf load(const bf16* p) { return {bf16_bits_to_f32(p->bits)}; }
 inline Vf load_n(const bf16* p, int n) { return {n > 0 ? bf16_bits_to_f32(p->bits) : 0.0f}; }
 inline void store(bf16* p, Vf a) { p->bits = f32_to_bf16_bits(a.v); }
+inline void stream(bf16* p, Vf a) { store(p, a); }
 inline void store_n(bf16* p, Vf a, int n) {
   if (n > 0) store(p, a);
 }
 inline Vf load(const f16* p) { return {f16_bits_to_f32(p->bits)}; }
 inline Vf load_n(const f16* p, int n) { return {n > 0 ? f16_bits_to_f32(p->bits) : 0.0f}; }
 inline void store(f16* p, Vf a) { p->bits = f32_to_f16_bits(a.v); }
+inline void stream(f16* p, Vf a) { store(p, a); }
 inline void store_n(f16* p, Vf a, int n) {
   if (n > 0) store(p, a);
 }
