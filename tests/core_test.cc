@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "opsnn/bench.h"
@@ -126,6 +128,24 @@ TEST(ThreadPool, CoversRangeOnceAndChunksOnGrain) {
     for (auto& h : hits) EXPECT_EQ(h.load(), 1);
   }
   set_num_threads(2);
+}
+
+// Workers poll for spin_us after a job, then sleep: jobs posted in either
+// state (and with no polling at all) run every task exactly once.
+TEST(ThreadPool, SpinSettingAndSleepingWorkers) {
+  const int64_t saved = spin_us();
+  EXPECT_THROW(set_spin_us(-1), Error);
+  for (int64_t us : {int64_t{0}, int64_t{50}, int64_t{1000}}) {
+    set_spin_us(us);
+    EXPECT_EQ(spin_us(), us);
+    for (int gap_us : {0, 200}) {
+      std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
+      std::vector<std::atomic<int>> hits(64);
+      parallel_tasks(64, [&](int64_t t) { hits[static_cast<size_t>(t)]++; });
+      for (auto& h : hits) EXPECT_EQ(h.load(), 1) << us << " " << gap_us;
+    }
+  }
+  set_spin_us(saved);
 }
 
 TEST(Cpu, DetectsAndCaps) {

@@ -35,6 +35,16 @@ class FunctionRef<R(A...)> {
 int num_threads();
 void set_num_threads(int n);
 
+// How long an idle worker keeps polling for the next job before it sleeps
+// (microseconds): OPSNN_SPIN_US, default 1000. Waking a sleeping worker takes
+// 30-100 us on a VM (a halted vCPU), which a stream of short ops would pay
+// once per op; polling for a millisecond after each job keeps back-to-back
+// ops off that path at the cost of up to 1 ms of one core per idle period.
+// The first 50 us poll with `pause`, the rest yield the core between polls.
+// 0: sleep as soon as a job ends.
+int64_t spin_us();
+void set_spin_us(int64_t us);
+
 // Runs fn(begin, end) over [0, n) in chunks of at least `grain` items. The
 // chunk boundaries are fixed by (n, grain) and the thread count only decides
 // which thread runs which chunk, so per-item results never depend on it.

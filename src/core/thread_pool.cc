@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -9,11 +10,34 @@
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "opsnn/cpu.h"
 #include "opsnn/error.h"
 
 namespace opsnn {
 namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+constexpr int64_t kPauseOnlyUs = 50;
+
+int64_t spin_us_from_env() {
+  const char* e = std::getenv("OPSNN_SPIN_US");
+  if (!e) return 1000;
+  char* end = nullptr;
+  const long long v = std::strtoll(e, &end, 10);
+  if (end == e || *end != '\0' || v < 0)
+    throw Error("thread_pool", "OPSNN_SPIN_US", "an integer >= 0 (microseconds)",
+                std::string("'") + e + "'");
+  return v;
+}
 
 // Workers wait on a generation counter. A job is split statically: thread t
 // of T runs chunks [t*C/T, (t+1)*C/T) of the C grain-sized chunks, so the
@@ -26,6 +50,11 @@ class Pool {
   }
 
   int threads() const { return threads_; }
+  int64_t spin_us() const { return spin_us_.load(std::memory_order_relaxed); }
+  void set_spin_us(int64_t us) {
+    if (us < 0) throw Error("thread_pool", "spin_us", ">= 0", std::to_string(us));
+    spin_us_.store(us, std::memory_order_relaxed);
+  }
 
   void set_threads(int n) {
     if (n < 1) throw Error("thread_pool", "num_threads", ">= 1", std::to_string(n));
@@ -90,9 +119,22 @@ class Pool {
   void worker_loop(uint64_t seen) {
     in_worker_ = true;
     for (;;) {
-      int spins = 0;
+      // Poll for spin_us, then sleep. The first 50 us poll with `pause`; after
+      // that each poll yields, so that a worker of one process does not keep a
+      // core from the threads of another (ctest -j2 on 2 cores).
+      const auto start = std::chrono::steady_clock::now();
+      const auto until = start + std::chrono::microseconds(spin_us());
+      const auto yield_from = start + std::chrono::microseconds(kPauseOnlyUs);
+      uint32_t polls = 0;
       while (generation_.load(std::memory_order_acquire) == seen && !stop_) {
-        if (++spins < 20000) continue;
+        cpu_relax();
+        if (++polls % 64 != 0) continue;
+        const auto now = std::chrono::steady_clock::now();
+        if (now < yield_from) continue;
+        if (now < until) {
+          std::this_thread::yield();
+          continue;
+        }
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock,
                  [&] { return generation_.load(std::memory_order_acquire) != seen || stop_; });
@@ -121,6 +163,7 @@ class Pool {
   }
 
   int threads_ = 1;
+  std::atomic<int64_t> spin_us_{spin_us_from_env()};
   std::vector<std::thread> workers_;
   std::mutex run_mu_, mu_;
   std::condition_variable cv_;
@@ -140,6 +183,8 @@ thread_local bool Pool::in_run_ = false;
 }  // namespace
 
 int num_threads() { return Pool::get().threads(); }
+int64_t spin_us() { return Pool::get().spin_us(); }
+void set_spin_us(int64_t us) { Pool::get().set_spin_us(us); }
 void set_num_threads(int n) { Pool::get().set_threads(n); }
 
 void parallel_tasks(int64_t ntasks, FunctionRef<void(int64_t)> fn) {
