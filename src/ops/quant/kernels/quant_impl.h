@@ -545,44 +545,27 @@ void wq_t(const quant::WqArgs& a) {
 
 }  // namespace qk
 
-inline void quantize(const quant::QuantizeArgs& a) {
-  if (a.xt == DType::bf16)
-    qk::quantize_t<bf16>(a);
-  else if (a.xt == DType::f16)
-    qk::quantize_t<f16>(a);
+// Calls f(X{}) with X the storage type of the float dtype t: bf16, f16 or float.
+template <class F>
+inline void with_float_type(DType t, F&& f) {
+  if (t == DType::bf16)
+    f(bf16{});
+  else if (t == DType::f16)
+    f(f16{});
   else
-    qk::quantize_t<float>(a);
+    f(float{});
+}
+
+inline void quantize(const quant::QuantizeArgs& a) {
+  with_float_type(a.xt, [&]<class X>(X) { qk::quantize_t<X>(a); });
 }
 inline void dequantize(const quant::DequantizeArgs& a) {
-  if (a.yt == DType::bf16)
-    qk::dequantize_t<bf16>(a);
-  else if (a.yt == DType::f16)
-    qk::dequantize_t<f16>(a);
-  else
-    qk::dequantize_t<float>(a);
+  with_float_type(a.yt, [&]<class Y>(Y) { qk::dequantize_t<Y>(a); });
 }
 inline void quantize_dynamic(const quant::DynamicArgs& a) {
-  if (a.xt == DType::bf16)
-    qk::dynamic_t<bf16>(a);
-  else if (a.xt == DType::f16)
-    qk::dynamic_t<f16>(a);
-  else
-    qk::dynamic_t<float>(a);
-}
-template <class X>
-inline void matmul_wq_x(const quant::WqArgs& a) {
-  if (a.yt == DType::bf16)
-    qk::wq_t<X, bf16>(a);
-  else if (a.yt == DType::f16)
-    qk::wq_t<X, f16>(a);
-  else
-    qk::wq_t<X, float>(a);
+  with_float_type(a.xt, [&]<class X>(X) { qk::dynamic_t<X>(a); });
 }
 inline void matmul_wq(const quant::WqArgs& a) {
-  if (a.xt == DType::bf16)
-    matmul_wq_x<bf16>(a);
-  else if (a.xt == DType::f16)
-    matmul_wq_x<f16>(a);
-  else
-    matmul_wq_x<float>(a);
+  with_float_type(
+      a.xt, [&]<class X>(X) { with_float_type(a.yt, [&]<class Y>(Y) { qk::wq_t<X, Y>(a); }); });
 }
