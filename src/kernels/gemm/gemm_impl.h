@@ -213,13 +213,11 @@ inline void finish_tile(const Epilogue& ep, const float* c, int64_t ldc, int row
 
 // The end of every microkernel: the MR x NV accumulator tile (Vf or the ISA's
 // raw vector) added to (accumulate) or written over the rows of c, ncols valid
-// columns. With ob the result goes to the bf16 rows ob (stride ldo) instead:
-// the bf16 kernel's last K-block. Fully unrolled, the masked tail too, so the
-// accumulators never leave the registers.
+// columns. Fully unrolled, the masked tail too, so the accumulators never
+// leave the registers.
 template <int MR, int NV, class A>
 __attribute__((always_inline)) inline void store_acc(const A (&acc)[MR][NV], float* c, int64_t ldc,
-                                                     int ncols, bool accumulate, bf16* ob = nullptr,
-                                                     int64_t ldo = 0, bool stream_ob = false) {
+                                                     int ncols, bool accumulate) {
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 8
@@ -228,17 +226,9 @@ __attribute__((always_inline)) inline void store_acc(const A (&acc)[MR][NV], flo
       float* p = c + i * ldc + v * kLanes;
       const Vf x{acc[i][v]};
       if (n >= kLanes) {
-        const Vf y = accumulate ? load(p) + x : x;
-        if (ob)
-          store_out(ob + i * ldo + v * kLanes, y, kLanes, stream_ob);
-        else
-          store(p, y);
+        store(p, accumulate ? load(p) + x : x);
       } else if (n > 0) {
-        const Vf y = accumulate ? load_n(p, n) + x : x;
-        if (ob)
-          store_n(ob + i * ldo + v * kLanes, y, n);
-        else
-          store_n(p, y, n);
+        store_n(p, accumulate ? load_n(p, n) + x : x, n);
       }
     }
 }
