@@ -39,9 +39,10 @@ int64_t spin_us_from_env() {
   return v;
 }
 
-// Workers wait on a generation counter. A job is split statically: thread t
-// of T runs chunks [t*C/T, (t+1)*C/T) of the C grain-sized chunks, so the
-// split is cheap (no per-chunk atomics) and the chunk boundaries never depend on T.
+// Workers wait on a generation counter. The tasks of a job are handed out one
+// at a time from an atomic counter (the caller runs tasks too); the work a
+// task does depends only on its index (parallel_for's chunk boundaries only on
+// n and grain), never on which thread runs it or on T.
 class Pool {
  public:
   static Pool& get() {

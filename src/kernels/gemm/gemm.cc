@@ -59,11 +59,11 @@ Params default_params(Isa isa, int kernel) {
   p.kc = kc;
   p.mc = mc;
   p.nc = nc;
-  // Measured (docs/gemm.md "Streaming the output"): bf16 2048x3072x768 and
-  // 2048^3 (12.6 and 8 MiB outputs) 4-6% faster with streamed stores, outputs
-  // of 1-3 MiB within the noise. A consumer of the output reads it from DRAM
-  // instead of the L3, so smaller outputs keep ordinary stores. The L3 size
-  // reported in VMs is often the host's, so the limit is not derived from it.
+  // Measured (docs/gemm.md "Streaming the output"): bf16 and f32
+  // 2048x3072x768 and 2048^3 (8-25 MiB outputs) 1-6% faster with streamed
+  // stores (most when the host is busy), outputs of 1-5 MiB within the noise. A consumer of the
+  // output reads it from DRAM instead of the L3, so smaller outputs keep ordinary stores. The L3
+  // size reported in VMs is often the host's, so the limit is not derived from it.
   p.stream_min_bytes = int64_t{8} << 20;
   p.bf16_dot = isa == Isa::avx512 && kernel == 0 && has_avx512_bf16();
   return p;
