@@ -152,11 +152,17 @@ struct PackedBench {
   std::function<void()> run;
   std::string kernel;
 };
-// Copies of a packed weight of `bytes` a bench_packed hook makes: 512 MiB in
-// all, 2 to 64 copies.
-inline size_t bench_packed_copies(size_t bytes) {
+// The packed copies a bench_packed hook cycles through: pack() (a packed
+// object with bytes()) called until they take 512 MiB in all, 2 to 64 copies.
+template <class PackFn>
+auto bench_packed_copies(PackFn pack) {
+  using Packed = decltype(pack());
+  auto copies = std::make_shared<std::vector<Packed>>();
+  copies->push_back(pack());
   const size_t budget = size_t{512} << 20;
-  return std::clamp<size_t>(budget / std::max<size_t>(bytes, 1), 2, 64);
+  const size_t n = std::clamp<size_t>(budget / std::max<size_t>(copies->front().bytes(), 1), 2, 64);
+  while (copies->size() < n) copies->push_back(pack());
+  return copies;
 }
 
 struct OpSchema {

@@ -22,6 +22,11 @@ namespace {
 
 enum In { kA = 0, kW, kAScale, kWScale, kBias, kAZp, kYScale, kYZp };
 
+// A scalar zero point of dtype i8 or u8 (the schema checks which).
+int32_t zero_point_of(const Tensor& z) {
+  return z.dtype() == DType::u8 ? z.data_as<uint8_t>()[0] : z.data_as<int8_t>()[0];
+}
+
 qgemm::Out out_of(const OpCall& call) {
   const std::string& o = call.attrs.s("output");
   if (o == "i32") return qgemm::Out::i32;
@@ -382,9 +387,7 @@ void register_matmul_int8_op(Registry& r) {
                                  static_cast<int64_t>(dtype_size(call.out(0).dtype)));
   };
   s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs& attrs) {
-    auto ws = std::make_shared<std::vector<PackedInt8Matrix>>(1, pack_int8_matrix(in[kW]));
-    const size_t copies = bench_packed_copies(ws->front().bytes());
-    while (ws->size() < copies) ws->push_back(pack_int8_matrix(in[kW]));
+    auto ws = bench_packed_copies([&] { return pack_int8_matrix(in[kW]); });
     // The op's optional inputs as the packed API's parameters (the tensors
     // are kept alive by the closure).
     auto keep = std::make_shared<std::vector<Tensor>>(in);
@@ -395,13 +398,8 @@ void register_matmul_int8_op(Registry& r) {
     p.a_scale = opt(kAScale);
     p.w_scale = opt(kWScale);
     p.bias = opt(kBias);
-    auto zp = [&](size_t i) -> int32_t {  // an i8/u8 scalar zero point, 0 when absent
-      const Tensor* z = opt(i);
-      if (!z) return 0;
-      return z->dtype() == DType::u8 ? z->data_as<uint8_t>()[0] : z->data_as<int8_t>()[0];
-    };
-    p.a_zero_point = zp(kAZp);
-    p.y_zero_point = zp(kYZp);
+    if (const Tensor* z = opt(kAZp)) p.a_zero_point = zero_point_of(*z);
+    if (const Tensor* z = opt(kYZp)) p.y_zero_point = zero_point_of(*z);
     if (attrs.has("activation")) p.activation = attrs.s("activation");
     if (const Tensor* ys = opt(kYScale)) p.y_scale = ys->data_as<float>()[0];
     PackedBench pb;
@@ -446,8 +444,7 @@ void register_matmul_int8_op(Registry& r) {
         a.a = in[kA].data();
         a.lda = d.K;
         a.a_signed = in[kA].dtype() == DType::i8;
-        if (call->has_input(kAZp))
-          a.a_zp = a.a_signed ? in[kAZp].data_as<int8_t>()[0] : in[kAZp].data_as<uint8_t>()[0];
+        if (call->has_input(kAZp)) a.a_zp = zero_point_of(in[kAZp]);
         a.packed_w = base;
         a.y = y[0].data();
         a.ldy = d.N;
@@ -463,9 +460,7 @@ void register_matmul_int8_op(Registry& r) {
         }
         if (call->has_input(kBias)) a.ep.bias = in[kBias].data_as<float>();
         if (call->has_input(kYScale)) a.ep.y_scale = in[kYScale].data_as<float>()[0];
-        if (call->has_input(kYZp))
-          a.ep.y_zp = out == qgemm::Out::u8 ? in[kYZp].data_as<uint8_t>()[0]
-                                            : in[kYZp].data_as<int8_t>()[0];
+        if (call->has_input(kYZp)) a.ep.y_zp = zero_point_of(in[kYZp]);
         a.ws = base + pack_bytes;
         fns->run(a);
       }

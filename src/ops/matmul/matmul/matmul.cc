@@ -322,9 +322,7 @@ void add_matmul(Registry& r) {
   s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
     if (in[1].rank() != 2)
       throw Error("bench", "--case packed=1", "a 2-D B (batch=1)", shape_str(in[1].shape()));
-    auto pws = std::make_shared<std::vector<PackedMatrix>>(1, pack_matrix(in[1]));
-    const size_t copies = bench_packed_copies(pws->front().bytes());
-    while (pws->size() < copies) pws->push_back(pack_matrix(in[1]));
+    auto pws = bench_packed_copies([&] { return pack_matrix(in[1]); });
     PackedBench pb;
     pb.kernel = "matmul_packed(" + pws->front().kernel() + ")";
     pb.run = [pws, a = in[0], y = out[0], next = size_t{0}]() mutable {
