@@ -23,6 +23,10 @@ struct CheckOptions {
   std::string kernel;        // empty: the one dispatch picks
   bool determinism = false;  // also compare 1-thread vs N-thread outputs bit for bit
   uint64_t seed = 1234;
+  // Also run each case (up to 64 Ki elements) with special values written
+  // over its float inputs: NaN, +-inf, +-FLT_MAX, -0, subnormals and values
+  // around the activations' overflow thresholds. NaN must match NaN.
+  bool special_values = true;
 };
 
 std::vector<CaseResult> check_op(const std::string& op, const CheckOptions& options);

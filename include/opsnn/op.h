@@ -86,6 +86,9 @@ struct OpCall {
   // Throws the standard error: "<op>: <arg>: expected <expected>, got <got>".
   [[noreturn]] void fail(const std::string& arg, const std::string& expected,
                          const std::string& got) const;
+  // Shape arithmetic checked for int64 overflow: fails naming `arg`.
+  int64_t checked_add(const std::string& arg, int64_t a, int64_t b) const;
+  int64_t checked_mul(const std::string& arg, int64_t a, int64_t b) const;
   // Normalises a possibly negative axis against `rank`, or fails naming `arg`.
   int64_t axis(const std::string& arg, int64_t axis, int64_t rank) const;
 };

@@ -86,7 +86,7 @@ CpuInfo detect() {
 std::atomic<int>& isa_cap() {
   static std::atomic<int> cap = [] {
     const char* e = std::getenv("OPSNN_ISA");
-    if (!e || !*e) return static_cast<int>(Isa::avx512);
+    if (!e || !*e) return -1;  // no cap: the best the CPU has
     return static_cast<int>(isa_from_name(e));
   }();
   return cap;
@@ -126,8 +126,10 @@ const CpuInfo& cpu_info() {
 
 Isa active_isa() {
   const Isa hw = cpu_info().best_isa();
-  const Isa cap = static_cast<Isa>(isa_cap().load(std::memory_order_relaxed));
-  if (cap > hw) {
+  const int requested = isa_cap().load(std::memory_order_relaxed);
+  if (requested < 0) return hw;
+  const Isa cap = static_cast<Isa>(requested);
+  if (cap > hw) {  // asked for by the user (OPSNN_ISA or set_isa_cap): say so once
     log_once(LogLevel::warn, "isa-cap",
              std::string("OPSNN_ISA=") + isa_name(cap) + " is more than this CPU has; using " +
                  isa_name(hw));

@@ -16,6 +16,7 @@
 
 #include "opsnn/cpu.h"
 #include "opsnn/error.h"
+#include "opsnn/log.h"
 
 namespace opsnn {
 namespace {
@@ -150,7 +151,18 @@ class Pool {
   void start_workers() {
     stop_ = false;
     const uint64_t g = generation_.load(std::memory_order_acquire);
-    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, g] { worker_loop(g); });
+    for (int i = 1; i < threads_; ++i) {
+      try {
+        workers_.emplace_back([this, g] { worker_loop(g); });
+      } catch (const std::exception& e) {
+        // No thread (address-space or process limits): run on those that started.
+        log_once(LogLevel::warn, "thread-start",
+                 "thread pool: started " + std::to_string(i) + " of " + std::to_string(threads_) +
+                     " threads (" + e.what() + "); using " + std::to_string(i));
+        threads_ = i;
+        break;
+      }
+    }
   }
 
   void stop_workers() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "ops/common/bench_keys.h"
 #include "opsnn/bench.h"
 #include "opsnn/check.h"
 #include "opsnn/opsnn.h"
@@ -35,14 +36,6 @@ std::map<std::string, std::string> parse_kv(const std::string& s) {
   return kv;
 }
 
-Shape parse_shape(const std::string& s) {
-  Shape sh;
-  std::stringstream ss(s);
-  std::string d;
-  while (std::getline(ss, d, 'x')) sh.push_back(std::stoll(d));
-  return sh;
-}
-
 AttrValue parse_value(const std::string& v) {
   char* end = nullptr;
   long long i = std::strtoll(v.c_str(), &end, 10);
@@ -59,9 +52,9 @@ CheckCase generic_case(const OpSchema& s, const std::map<std::string, std::strin
   Shape shape = {1 << 24};
   for (const auto& [k, v] : kv) {
     if (k == "shape")
-      shape = parse_shape(v);
+      shape = ops::parse_int_list(s.name, k, v, 'x');
     else if (k == "n")
-      shape = {std::stoll(v)};
+      shape = ops::parse_int_list(s.name, k, v, ',');
     else
       c.attrs.set(k, parse_value(v));
   }

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   } catch (const opsnn::Error& e) {
     std::fprintf(stderr, "opsnn: error: %s\n", e.what());
     return 2;
+  } catch (const std::exception& e) {  // out of memory, a system error: still exit 2, no abort
+    std::fprintf(stderr, "opsnn: error: %s\n", e.what());
+    return 2;
   }
   return 0;
 }

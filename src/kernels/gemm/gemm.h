@@ -17,12 +17,13 @@
 
 #include <cstdint>
 
+#include "kernels/act/act.h"
 #include "opsnn/cpu.h"
 #include "opsnn/dtype.h"
 
 namespace opsnn::gemm {
 
-enum class Act : int { none, relu, gelu_erf, gelu_tanh, silu };
+using Act = act::Kind;  // the shared activation vocabulary
 
 // A strided matrix view of any float dtype; element (i, j) at p + i*rs + j*cs.
 // A zero stride broadcasts.

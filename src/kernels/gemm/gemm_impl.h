@@ -82,23 +82,9 @@ inline Vf view_load(const MatView& v, int64_t i, int64_t j, int n) {
   return load(tmp);
 }
 
-inline Vf activate(Vf x, Act act) {
-  switch (act) {
-    case Act::none:
-      return x;
-    case Act::relu:
-      return max(x, zero());
-    case Act::gelu_erf:
-      return x * set1(0.5f) * (set1(1.0f) + verf(x * set1(0.70710678118654752f)));
-    case Act::gelu_tanh: {
-      Vf inner = set1(0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
-      return x * set1(0.5f) * (set1(1.0f) + vtanh(inner));
-    }
-    case Act::silu:
-      return x * vsigmoid(x);
-  }
-  return x;
-}
+#include "kernels/act/act_vec.inc"
+
+inline Vf activate(Vf x, Act act) { return act_apply(x, act); }
 
 // A whole aligned vector of a streamed output goes out non-temporally.
 template <class T>

@@ -19,13 +19,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/act/act.h"
 #include "kernels/qgemm/qpack.h"
 #include "opsnn/dtype.h"
 
 namespace opsnn::qgemm {
 
 enum class Out : int { i32, f32, bf16, f16, i8, u8 };
-enum class Act : int { none, relu, gelu_erf, gelu_tanh, silu };
+using Act = act::Kind;  // the shared activation vocabulary
 
 struct Epilogue {
   Out out = Out::i32;

@@ -34,26 +34,7 @@ constexpr std::array<UkFn, sizeof...(I)> uk_table(std::integer_sequence<int, I..
 }
 inline constexpr std::array<UkFn, kMR> kUk = uk_table(std::make_integer_sequence<int, kMR>{});
 
-inline Vf act_apply(Vf x, qgemm::Act act) {
-  switch (act) {
-    case qgemm::Act::none:
-      return x;
-    case qgemm::Act::relu:
-      return max(x, zero());
-    case qgemm::Act::gelu_erf: {
-      const Vf hx = x * set1(0.5f);
-      return fma(hx, verf(x * set1(0.70710678118654752f)), hx);
-    }
-    case qgemm::Act::gelu_tanh: {
-      const Vf hx = x * set1(0.5f);
-      const Vf u = set1(0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
-      return fma(hx, vtanh(u), hx);
-    }
-    case qgemm::Act::silu:
-      return x * vsigmoid(x);
-  }
-  return x;
-}
+#include "kernels/act/act_vec.inc"
 
 // Row m, columns [n0, n0 + nvalid) of a tile (c: kNR int32 sums).
 inline void epilogue_row(const qgemm::Args& a, const int32_t* c, const int32_t* corr, int64_t m,

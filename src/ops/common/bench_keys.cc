@@ -1,6 +1,7 @@
 #include "ops/common/bench_keys.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <utility>
 
@@ -17,8 +18,9 @@ std::vector<int64_t> parse_int_list(const std::string& op, const std::string& ke
     const size_t e = std::min(v.find(sep, at), v.size());
     const std::string d = v.substr(at, e - at);
     char* end = nullptr;
+    errno = 0;
     const long long x = std::strtoll(d.c_str(), &end, 10);
-    if (d.empty() || *end != '\0')
+    if (d.empty() || *end != '\0' || errno == ERANGE)
       throw Error(op, "--case key '" + key + "'",
                   "integers separated by '" + std::string(1, sep) + "'", "'" + v + "'");
     r.push_back(x);
@@ -42,9 +44,10 @@ int64_t CaseKeys::i(const std::string& key, int64_t def) {
   const std::string* v = find(key);
   if (!v) return def;
   char* end = nullptr;
+  errno = 0;
   const long long x = std::strtoll(v->c_str(), &end, 10);
-  if (v->empty() || *end != '\0')
-    throw Error(op_, "--case key '" + key + "'", "an integer", "'" + *v + "'");
+  if (v->empty() || *end != '\0' || errno == ERANGE)
+    throw Error(op_, "--case key '" + key + "'", "an integer in the int64 range", "'" + *v + "'");
   return x;
 }
 

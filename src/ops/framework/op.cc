@@ -16,6 +16,22 @@ void OpCall::fail(const std::string& arg, const std::string& expected,
   throw Error(op(), arg, expected, got);
 }
 
+int64_t OpCall::checked_add(const std::string& arg, int64_t a, int64_t b) const {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    fail(arg, "sizes whose sum fits in int64",
+         std::to_string(a) + " + " + std::to_string(b) + " overflows");
+  return r;
+}
+
+int64_t OpCall::checked_mul(const std::string& arg, int64_t a, int64_t b) const {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    fail(arg, "sizes whose product fits in int64",
+         std::to_string(a) + " * " + std::to_string(b) + " overflows");
+  return r;
+}
+
 int64_t OpCall::axis(const std::string& arg, int64_t a, int64_t rank) const {
   const int64_t lo = rank > 0 ? -rank : -1, hi = rank > 0 ? rank : 1;
   if (a < lo || a >= hi)
@@ -41,6 +57,16 @@ bool attr_matches(AttrType t, const AttrValue& v) {
              std::holds_alternative<std::vector<int64_t>>(v);
   }
   return false;
+}
+
+// The shape checks of the tensor layer (negative dims, element count or
+// byte size beyond int64), reported for the op and the argument.
+void check_shape(const std::string& op, const std::string& arg, const TensorDesc& d) {
+  try {
+    (void)d.numel();
+  } catch (const Error& e) {
+    throw Error(op, arg, e.expected(), e.got());
+  }
 }
 
 }  // namespace
@@ -71,7 +97,7 @@ OpCall make_call(const OpSchema& schema, std::vector<TensorDesc> inputs, const A
     const ArgSpec& spec = schema.inputs[std::min(i, nspec - 1)];
     if (!present[i] && !spec.optional)
       throw Error(schema.name, "input '" + spec.name + "'", "a tensor", "none");
-    if (present[i]) (void)inputs[i].numel();  // rejects negative dims / overflow
+    if (present[i]) check_shape(schema.name, "input '" + spec.name + "'", inputs[i]);
   }
   call.inputs = std::move(inputs);
   call.present = std::move(present);
@@ -98,7 +124,13 @@ OpCall make_call(const OpSchema& schema, std::vector<TensorDesc> inputs, const A
     call.attrs.set(a.name, *a.default_value);
   }
   call.outputs = schema.infer(call);
-  for (const TensorDesc& o : call.outputs) (void)o.numel();
+  for (size_t i = 0; i < call.outputs.size(); ++i) {
+    const size_t spec = std::min(i, schema.outputs.size() - 1);
+    check_shape(
+        schema.name,
+        "output '" + (schema.outputs.empty() ? std::to_string(i) : schema.outputs[spec].name) + "'",
+        call.outputs[i]);
+  }
   return call;
 }
 

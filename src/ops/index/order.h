@@ -45,10 +45,13 @@ inline double sample_uniform(uint64_t seed, int64_t row) {
 inline int64_t sample_pick(const double* v, const int64_t* idx, int64_t m, double temperature,
                            double p, double u, double* w) {
   if (m <= 0) return 0;
-  if (temperature == 0) return idx[0];
+  if (temperature == 0 || std::isnan(v[0])) return idx[0];  // NaN: no distribution, the arg-max
+  // +inf logits share all the mass equally (the limit), where exp(inf - inf)
+  // would give NaN weights.
+  const bool inf_top = v[0] == INFINITY;
   double total = 0;
   for (int64_t j = 0; j < m; ++j) {
-    total += std::exp((v[j] - v[0]) / temperature);
+    total += inf_top ? (v[j] == INFINITY ? 1.0 : 0.0) : std::exp((v[j] - v[0]) / temperature);
     w[j] = total;  // cumulative
   }
   int64_t kept = m;

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "kernels/act/act.h"
 #include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
@@ -83,7 +84,7 @@ void reference(const OpCall& call, Form f, const std::vector<RefTensor>& in,
         const int64_t c = gi * cpg + i / g.hw;
         double v =
             (x[base + static_cast<size_t>(i)] - mean) * rstd * param(1, c, 1) + param(2, c, 0);
-        if (f == Form::group_silu) v = v / (1 + std::exp(-v));
+        if (f == Form::group_silu) v = act::silu_ref(v);
         y[base + static_cast<size_t>(i)] = v;
       }
     }
@@ -208,14 +209,12 @@ void add_channel_op(Registry& reg, const ChannelDef& d) {
             float* var = mean + floats_bytes(g.c) / sizeof(float);
             to_f32(in[3], mean);
             to_f32(in[4], var);
-            // Fold scale, bias, mean and var: y = x * a + b.
-            for (int64_t c = 0; c < g.c; ++c) {
-              const double sa =
-                  static_cast<double>(gamma[c]) / std::sqrt(static_cast<double>(var[c]) + eps);
-              gamma[c] = static_cast<float>(sa);
-              beta[c] = static_cast<float>(static_cast<double>(beta[c]) -
-                                           static_cast<double>(mean[c]) * sa);
-            }
+            // Fold scale and var: y = (x - mean) * a + bias. Folding the mean
+            // into the bias as well would turn an infinite scale into inf - inf.
+            for (int64_t c = 0; c < g.c; ++c)
+              gamma[c] = static_cast<float>(static_cast<double>(gamma[c]) /
+                                            std::sqrt(static_cast<double>(var[c]) + eps));
+            a.mean = mean;
           }
           fn(a);
         },

@@ -43,6 +43,7 @@ struct ChannelArgs {
   int64_t n = 0, c = 0, hw = 0, groups = 1;
   const float* gamma = nullptr;  // [c]
   const float* beta = nullptr;   // [c]
+  const float* mean = nullptr;   // [c], without stats (batch_norm); nullptr: 0
   float eps = 1e-5f;
   bool stats = true;
   bool silu = false;

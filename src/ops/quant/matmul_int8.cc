@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/act/act.h"
 #include "kernels/qgemm/qgemm.h"
 #include "ops/builtin_ops.h"
 #include "ops/common/checks.h"
@@ -39,13 +40,7 @@ qgemm::Out out_of(const OpCall& call) {
 }
 
 qgemm::Act act_of(const OpCall& call) {
-  const std::string& a = call.attrs.s("activation");
-  if (a == "none") return qgemm::Act::none;
-  if (a == "relu") return qgemm::Act::relu;
-  if (a == "gelu") return qgemm::Act::gelu_erf;
-  if (a == "gelu_tanh") return qgemm::Act::gelu_tanh;
-  if (a == "silu") return qgemm::Act::silu;
-  call.fail("attribute 'activation'", "none|relu|gelu|gelu_tanh|silu", "'" + a + "'");
+  return act::from_name(call.op(), call.attrs.s("activation"));
 }
 
 DType out_dtype(qgemm::Out o) {
@@ -152,23 +147,6 @@ std::vector<TensorDesc> infer(const OpCall& call) {
   return {TensorDesc(out_dtype(out), ys)};
 }
 
-double act_ref(double x, qgemm::Act act) {
-  constexpr double kPi = 3.14159265358979323846;
-  switch (act) {
-    case qgemm::Act::none:
-      return x;
-    case qgemm::Act::relu:
-      return x > 0 ? x : 0;
-    case qgemm::Act::gelu_erf:
-      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case qgemm::Act::gelu_tanh:
-      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
-    case qgemm::Act::silu:
-      return x / (1 + std::exp(-x));
-  }
-  return x;
-}
-
 void reference(const OpCall& call, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
   const Dims d = dims_of(call);
   const qgemm::Out o = out_of(call);
@@ -194,7 +172,7 @@ void reference(const OpCall& call, const std::vector<RefTensor>& in, std::vector
       if (o == qgemm::Out::f32 || o == qgemm::Out::bf16 || o == qgemm::Out::f16) {
         double v = static_cast<double>(acc) * fa * fw;
         if (call.has_input(kBias)) v += in[kBias].data[static_cast<size_t>(n)];
-        y = act_ref(v, act);
+        y = act::reference(act, v);
         continue;
       }
       // Requantize: emulate the kernel's f32 operations exactly.

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "kernels/act/act.h"
 #include "kernels/qgemm/qgemm.h"
 #include "opsnn/cpu.h"
 #include "opsnn/error.h"
@@ -105,14 +106,7 @@ void matmul_int8_packed(const Tensor& a, const PackedInt8Matrix& w, Tensor& y,
     default:
       throw Error(op, "y", "dtype i32, f32, bf16, f16, i8 or u8", dtype_name(y.dtype()));
   }
-  const std::string& act = p.activation;
-  g.ep.act = act == "none"        ? qgemm::Act::none
-             : act == "relu"      ? qgemm::Act::relu
-             : act == "gelu"      ? qgemm::Act::gelu_erf
-             : act == "gelu_tanh" ? qgemm::Act::gelu_tanh
-             : act == "silu"
-                 ? qgemm::Act::silu
-                 : throw Error(op, "activation", "none|relu|gelu|gelu_tanh|silu", "'" + act + "'");
+  g.ep.act = act::from_name(op, p.activation);
   if (g.ep.out != qgemm::Out::i32) {
     if (!p.a_scale || !p.w_scale)
       throw Error(op, "a_scale/w_scale", "given for a dequantized output", "absent");

@@ -439,7 +439,7 @@ void add_concat(Registry& r) {
                "shape " + shape_str(want) + " (all dims but axis " + std::to_string(ax) +
                    " as input 0)",
                shape_str(sh));
-      o[ax] = shape_numel({o[ax] + sh[ax]});
+      o[ax] = c.checked_add(ops::input_name(c, i), o[ax], sh[ax]);
     }
     return std::vector<TensorDesc>{{c.in(0).dtype, o}};
   };
@@ -501,7 +501,7 @@ std::vector<int64_t> split_sizes(const OpCall& call) {
     int64_t sum = 0;
     for (int64_t v : sizes) {
       if (v < 0) call.fail("attribute 'split'", "sizes >= 0", shape_str(sizes));
-      sum = shape_numel({sum + v});
+      sum = call.checked_add("attribute 'split'", sum, v);
     }
     if (sum != dim)
       call.fail("attribute 'split'",
@@ -1068,6 +1068,7 @@ void add_embedding(Registry& r) {
   s.dtypes = ops::kFloatDTypes;
   s.infer = [](const OpCall& c) {
     ops::require_rank(c, 0, 2);
+    ops::require_dtype(c, 0, {DType::f32, DType::bf16, DType::f16});  // as s.dtypes lists
     ops::require_dtype(c, 1, {DType::i64, DType::i32});
     if (c.in(0).shape[0] == 0 && c.in(1).numel() > 0)
       c.fail("input 'table'", "at least one row to look up", shape_str(c.in(0).shape));

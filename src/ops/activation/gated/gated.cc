@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/act/act.h"
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
@@ -23,14 +24,6 @@
 
 namespace opsnn {
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-
-double silu_ref(double x) { return x / (1 + std::exp(-x)); }
-double gelu_ref(double x, bool tanh_form) {
-  if (tanh_form) return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
-  return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-}
 
 gated::Kind kind_of(const OpCall& call) {
   if (call.op() == "swiglu") return gated::Kind::swiglu;
@@ -119,7 +112,11 @@ void add_gated(Registry& r, const std::string& name) {
       const size_t r = o / h, j = o % h;
       const double first = in[0].data[r * 2 * h + j], second = in[0].data[r * 2 * h + h + j];
       const double g = gf ? first : second, v = gf ? second : first;
-      out[0].data[o] = (sw ? silu_ref(g) : gelu_ref(g, tanh_form)) * v;
+      // act(g) is non-zero for a finite non-zero g even where it underflows
+      // (gelu(-40) ~ -1e-348): an infinite v then gives an infinity.
+      const bool inf_v = std::isinf(v) && std::isfinite(g) && g != 0;
+      out[0].data[o] = inf_v ? std::copysign(INFINITY, v * g)
+                             : (sw ? act::silu_ref(g) : act::gelu_ref(g, tanh_form)) * v;
     }
   };
   s.cases = [name](DType t) { return gated_cases(t, name); };

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "kernels/act/act.h"
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
@@ -25,7 +26,6 @@ struct UnaryDef {
   std::vector<AttrSpec> attrs = {};
 };
 
-constexpr double kPi = 3.14159265358979323846;
 
 double softplus_ref(double x) {
   return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
@@ -33,7 +33,8 @@ double softplus_ref(double x) {
 
 std::vector<UnaryDef> unary_defs() {
   return {
-      {"relu", Kind::relu, "max(x, 0)", [](double x, const Attrs&) { return x > 0 ? x : 0.0; }},
+      {"relu", Kind::relu, "max(x, 0); NaN stays NaN",
+       [](double x, const Attrs&) { return act::relu_ref(x); }},
       {"leaky_relu",
        Kind::leaky_relu,
        "x if x >= 0 else alpha * x",
@@ -43,19 +44,15 @@ std::vector<UnaryDef> unary_defs() {
       {"gelu",
        Kind::gelu_erf,
        "x * Phi(x); approximate='tanh' uses the tanh form",
-       [](double x, const Attrs& a) {
-         if (a.s("approximate") == "tanh")
-           return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
-         return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-       },
+       [](double x, const Attrs& a) { return act::gelu_ref(x, a.s("approximate") == "tanh"); },
        {-6, 6},
        {{"approximate", AttrType::str, std::string("none"), "none (erf) or tanh"}}},
       {"quick_gelu", Kind::quick_gelu, "x * sigmoid(1.702 x) (CLIP)",
-       [](double x, const Attrs&) { return x / (1 + std::exp(-1.702 * x)); }},
+       [](double x, const Attrs&) { return act::silu_ref(x, 1.702); }},
       {"silu",
        Kind::silu,
        "x * sigmoid(x)",
-       [](double x, const Attrs&) { return x / (1 + std::exp(-x)); },
+       [](double x, const Attrs&) { return act::silu_ref(x); },
        {-10, 10}},
       {"sigmoid",
        Kind::sigmoid,
@@ -96,10 +93,14 @@ std::vector<UnaryDef> unary_defs() {
       {"mish",
        Kind::mish,
        "x * tanh(softplus(x))",
-       [](double x, const Attrs&) { return x * std::tanh(softplus_ref(x)); },
+       [](double x, const Attrs&) {
+         return x == -INFINITY ? -0.0 : x * std::tanh(softplus_ref(x));
+       },
        {-10, 10}},
       {"hardswish", Kind::hardswish, "x * relu6(x + 3) / 6",
-       [](double x, const Attrs&) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; }},
+       [](double x, const Attrs&) {
+         return x <= -3 ? 0.0 : x * (std::min(std::max(x + 3, 0.0), 6.0) / 6);
+       }},
       {"clip",
        Kind::clip,
        "min(max(x, min), max)",

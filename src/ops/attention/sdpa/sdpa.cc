@@ -170,7 +170,10 @@ void reference(const OpCall& call, const std::vector<RefTensor>& in, std::vector
         for (int64_t j = 0; j < d.Lk; ++j)
           if (vis[j]) sum += (s[j] = std::exp(s[j] - mx));
         double* op = &out[0].data[idx(d.Hq, d.Lq, b, h, i)];
-        for (int64_t x = 0; x < d.D; ++x) op[x] = 0;
+        // A NaN score (or +inf - +inf) makes the whole row NaN, as in PyTorch;
+        // a row with every key masked gives zeros.
+        const double fill = std::isnan(sum) ? NAN : 0.0;
+        for (int64_t x = 0; x < d.D; ++x) op[x] = fill;
         if (sum > 0)
           for (int64_t j = 0; j < d.Lk; ++j) {
             if (!vis[j]) continue;
@@ -179,7 +182,9 @@ void reference(const OpCall& call, const std::vector<RefTensor>& in, std::vector
             for (int64_t x = 0; x < d.D; ++x) op[x] += w * vp[x];
           }
         if (out.size() > 1)
-          out[1].data[(b * d.Hq + h) * d.Lq + i] = sum > 0 ? mx + std::log(sum) : -INFINITY;
+          out[1].data[(b * d.Hq + h) * d.Lq + i] = std::isnan(sum) ? NAN
+                                                   : sum > 0       ? mx + std::log(sum)
+                                                                   : -INFINITY;
       }
   }
 }
@@ -457,7 +462,7 @@ void register_attention_ops(Registry& r) {
              {"return_lse", AttrType::i64, int64_t{0}, "1: second output lse"},
              {"q_block", AttrType::i64, int64_t{0}, "query rows per task (0: from the L1 size)"},
              {"kv_block", AttrType::i64, int64_t{0}, "keys per block (0: from the L2 size)"}};
-  s.dtypes = {DType::f32, DType::bf16};
+  s.dtypes = {DType::f32, DType::bf16, DType::f16};
   s.infer = infer;
   s.reference = reference;
   s.cases = cases;

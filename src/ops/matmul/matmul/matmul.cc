@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/act/act.h"
 #include "ops/builtin_ops.h"
 #include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
@@ -79,23 +80,6 @@ void ref_matmul(const RefTensor& a, const RefTensor& b, RefTensor& out) {
         po[i * N + j] = s;
       }
   }
-}
-
-double ref_act(double x, gemm::Act act) {
-  constexpr double kPi = 3.14159265358979323846;
-  switch (act) {
-    case gemm::Act::none:
-      return x;
-    case gemm::Act::relu:
-      return x > 0 ? x : 0;
-    case gemm::Act::gelu_erf:
-      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case gemm::Act::gelu_tanh:
-      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
-    case gemm::Act::silu:
-      return x / (1 + std::exp(-x));
-  }
-  return x;
 }
 
 // Value of `t` broadcast (NumPy, right-aligned) to an element of `shape` at flat index `flat`.
@@ -380,7 +364,7 @@ void add_batch_matmul(Registry& r) {
 Plan fused_plan(const OpCall& call) {
   Plan p = matmul_plan(call, 0, 1);
   p.alpha = static_cast<float>(call.attrs.f("alpha"));
-  p.act = matmul::act_from_name(call, call.attrs.s("activation"));
+  p.act = act::from_name(call.op(), call.attrs.s("activation"));
   p.gated = call.attrs.i("gated") != 0;
   if (call.has_input(2)) {
     const Strides& st = call.in(2).effective_strides();
@@ -418,7 +402,7 @@ void add_fused_matmul(Registry& r) {
     ops::require_rank_at_least(call, 0, 2);
     ops::require_rank_at_least(call, 1, 2);
     Shape out = matmul_shape(call, 0, 1);
-    (void)matmul::act_from_name(call, call.attrs.s("activation"));
+    (void)act::from_name(call.op(), call.attrs.s("activation"));
     const int64_t g = call.attrs.i("gated");
     if (g != 0 && g != 1) call.fail("attribute 'gated'", "0 or 1", std::to_string(g));
     const int64_t nb = out.back();  // b's columns (bias length)
@@ -442,7 +426,7 @@ void add_fused_matmul(Registry& r) {
   s.reference = [](const OpCall& call, const std::vector<RefTensor>& in,
                    std::vector<RefTensor>& out) {
     const double alpha = call.attrs.f("alpha");
-    const gemm::Act act = matmul::act_from_name(call, call.attrs.s("activation"));
+    const gemm::Act act = act::from_name(call.op(), call.attrs.s("activation"));
     const Shape& os = out[0].shape;
     const bool gated = call.attrs.i("gated") != 0;
     // z = alpha * (a @ b) + bias over all of b's columns.
@@ -461,9 +445,9 @@ void add_fused_matmul(Registry& r) {
       double v;
       if (gated) {
         const size_t row = i / N, j = i % N;
-        v = ref_act(z.data[row * NB + j], act) * z.data[row * NB + N + j];
+        v = act::reference(act, z.data[row * NB + j]) * z.data[row * NB + N + j];
       } else {
-        v = ref_act(z.data[i], act);
+        v = act::reference(act, z.data[i]);
       }
       if (call.has_input(3)) v += broadcast_at(in[3], os, static_cast<int64_t>(i));
       out[0].data[i] = v;

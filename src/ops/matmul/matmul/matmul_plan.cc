@@ -149,15 +149,6 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
   }
 }
 
-gemm::Act act_from_name(const OpCall& call, const std::string& name) {
-  if (name == "none") return gemm::Act::none;
-  if (name == "relu") return gemm::Act::relu;
-  if (name == "gelu") return gemm::Act::gelu_erf;
-  if (name == "gelu_tanh") return gemm::Act::gelu_tanh;
-  if (name == "silu") return gemm::Act::silu;
-  call.fail("attribute 'activation'", "none|relu|gelu|gelu_tanh|silu", "'" + name + "'");
-}
-
 void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(const OpCall&)) {
   struct Instance : KernelInstance {
     Plan plan;

@@ -50,6 +50,4 @@ size_t workspace_bytes(const Plan& plan, const gemm::Params& params);
 // maps a validated call to its plan.
 void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(const OpCall&));
 
-gemm::Act act_from_name(const OpCall& call, const std::string& name);
-
 }  // namespace opsnn::matmul

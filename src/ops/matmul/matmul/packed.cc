@@ -2,6 +2,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/act/act.h"
 #include "kernels/gemm/gemm.h"
 #include "opsnn/error.h"
 #include "opsnn/gemm.h"
@@ -53,17 +54,6 @@ PackedMatrix pack_matrix(const Tensor& b, bool transposed, bool gated) {
   return m;
 }
 
-namespace {
-gemm::Act act_of(const std::string& a) {
-  if (a == "none") return gemm::Act::none;
-  if (a == "relu") return gemm::Act::relu;
-  if (a == "gelu") return gemm::Act::gelu_erf;
-  if (a == "gelu_tanh") return gemm::Act::gelu_tanh;
-  if (a == "silu") return gemm::Act::silu;
-  throw Error("matmul_packed", "activation", "none|relu|gelu|gelu_tanh|silu", "'" + a + "'");
-}
-}  // namespace
-
 void matmul_packed(const Tensor& a, const PackedMatrix& b, Tensor& y, const MatmulEpilogue& ep) {
   const char* op = "matmul_packed";
   if (!b.defined()) throw Error(op, "b", "a packed matrix", "an empty one");
@@ -82,7 +72,7 @@ void matmul_packed(const Tensor& a, const PackedMatrix& b, Tensor& y, const Matm
   gemm::Epilogue e;
   e.gated = p.gated;
   e.alpha = ep.alpha;
-  e.act = act_of(ep.activation);
+  e.act = act::from_name("matmul_packed", ep.activation);
   if (ep.bias) {
     if (ep.bias->shape() != Shape{p.N} || ep.bias->dtype() != a.dtype())
       throw Error(op, "bias", TensorDesc(a.dtype(), {p.N}).str(), ep.bias->desc().str());

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/act/act.h"
 #include "kernels/simd/vec_avx2.h"
 #include "ops/norm/norm.h"
 #include "opsnn/thread_pool.h"

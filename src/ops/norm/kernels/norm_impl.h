@@ -11,6 +11,8 @@
 
 namespace norm_k {
 
+#include "kernels/act/act_vec.inc"
+
 inline constexpr int64_t kBlock = 4096;
 
 // Lanes [n, kLanes) of v set to zero.
@@ -242,7 +244,7 @@ void apply_plane(const T* x, T* y, int64_t hw, float m, float sa, float sb) {
   const Vf vm = set1(m), va = set1(sa), vb = set1(sb);
   auto f = [&](Vf v) {
     Vf t = fma(v - vm, va, vb);
-    if constexpr (Silu) t = t * vsigmoid(t);
+    if constexpr (Silu) t = act_silu(t);
     return t;
   };
   int64_t i = 0;
@@ -278,7 +280,8 @@ void channels_typed(const norm::ChannelArgs& a) {
   parallel_for(a.n * a.c, grain, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t cc = t % a.c;
-      apply_plane<T, Silu>(x + t * a.hw, y + t * a.hw, a.hw, 0.0f, a.gamma[cc], a.beta[cc]);
+      apply_plane<T, Silu>(x + t * a.hw, y + t * a.hw, a.hw, a.mean ? a.mean[cc] : 0.0f,
+                           a.gamma[cc], a.beta[cc]);
     }
   });
 }

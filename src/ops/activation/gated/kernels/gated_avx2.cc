@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/act/act.h"
 #include "kernels/simd/vec_avx2.h"
 #include "ops/activation/gated/gated.h"
 #include "opsnn/thread_pool.h"

@@ -1,16 +1,24 @@
 // Gated activation kernels written once over the vec_*.h names; included by
 // gated_{scalar,avx2,avx512}.cc inside their ISA namespace.
 
+#include "kernels/act/act_vec.inc"
+
 template <gated::Kind K>
 inline Vf act(Vf g) {
   using gated::Kind;
-  if constexpr (K == Kind::swiglu) return g * vsigmoid(g);
-  if constexpr (K == Kind::geglu_erf)
-    return g * set1(0.5f) * (set1(1.0f) + verf(g * set1(0.70710678118654752f)));
-  if constexpr (K == Kind::geglu_tanh) {
-    Vf inner = set1(0.7978845608028654f) * fma(set1(0.044715f) * g, g * g, g);
-    return g * set1(0.5f) * (set1(1.0f) + vtanh(inner));
-  }
+  if constexpr (K == Kind::swiglu) return act_silu(g);
+  if constexpr (K == Kind::geglu_erf) return act_gelu_erf(g);
+  if constexpr (K == Kind::geglu_tanh) return act_gelu_tanh(g);
+}
+
+// act(g) * v. An infinite v times the act of a finite non-zero g is an
+// infinity of sign(v g): act(g) is non-zero there but can underflow to 0 in
+// f32 (gelu(-20) = -6e-88), which would give inf * 0 = NaN.
+template <gated::Kind K>
+inline Vf gate(Vf g, Vf v) {
+  const Vf inf = set1(__builtin_inff());
+  const Mask finite_nonzero = ((g < zero()) | (g > zero())) & (abs(g) < inf);
+  return select((abs(v) == inf) & finite_nonzero, v * g, act<K>(g) * v);
 }
 
 template <gated::Kind K, class T>
@@ -26,10 +34,10 @@ void run_typed(const T* x, T* y, int64_t rows, int64_t h, bool gate_first) {
       T* yr = y + r * h;
       int64_t k = j;
       for (; k + kLanes <= j + end; k += kLanes)
-        store(yr + k, act<K>(load(xr + goff + k)) * load(xr + voff + k));
+        store(yr + k, gate<K>(load(xr + goff + k), load(xr + voff + k)));
       if (k < j + end) {
         const int n = static_cast<int>(j + end - k);
-        store_n(yr + k, act<K>(load_n(xr + goff + k, n)) * load_n(xr + voff + k, n), n);
+        store_n(yr + k, gate<K>(load_n(xr + goff + k, n), load_n(xr + voff + k, n)), n);
       }
       b += end;
       ++r;

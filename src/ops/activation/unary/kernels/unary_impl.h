@@ -4,29 +4,38 @@
 // x * sigmoid(-k x) = x / (1 + e^(k x)) for k < 0, with e^ clamped to
 // [e^-87, e^88] (normal results, the cheap exp): one exp and one division, about
 // half the work of x * vsigmoid(x). Within a few ulps where |silu| > 1e-37;
-// below (x < -88) it returns x / (1 + e^88) (|y| < 1e-36) instead of ~x e^x.
+// where the exponent passes 88 (x < -88/|k|, down to -inf) it returns -0
+// (the true value is below 1e-36 in magnitude). NaN propagates.
 inline Vf silu_fast(Vf x, Vf neg_k) {
-  Vf e = vexp_normal(min(max(x * neg_k, set1(-87.0f)), set1(88.0f)));
-  return x / (set1(1.0f) + e);
+  Vf t = x * neg_k;
+  Vf e = vexp_normal(min(max(t, set1(-87.0f)), set1(88.0f)));
+  return select(t > set1(88.0f), set1(-0.0f), x / (set1(1.0f) + e));
 }
+
+// Operand order matters: max/min return their second operand when either is
+// NaN (x86 maxps/minps, mirrored by vec_scalar.h), so x goes second to propagate it.
+inline Vf max_keep_nan(Vf x, Vf c) { return max(c, x); }
+inline Vf min_keep_nan(Vf x, Vf c) { return min(c, x); }
 
 template <unary::Kind K>
 inline Vf apply(Vf x, const unary::Params& p) {
   using unary::Kind;
   const Vf one = set1(1.0f);
-  if constexpr (K == Kind::relu) return max(x, zero());
+  if constexpr (K == Kind::relu) return max_keep_nan(x, zero());
   if constexpr (K == Kind::leaky_relu) return select(x < zero(), x * set1(p.alpha), x);
   if constexpr (K == Kind::gelu_erf) {
     // 0.5 x + 0.5 x erf(x / sqrt 2) with the rational verf_fast (a few ulps
     // of erf, half the work of verf; this op's f32 tolerance is 1e-5).
+    // Below -10 the result is under 1e-22 in magnitude: -0 (and no inf - inf at -inf).
     Vf hx = x * set1(0.5f);
-    return fma(hx, verf_fast(x * set1(0.70710678118654752f)), hx);
+    Vf y = fma(hx, verf_fast(x * set1(0.70710678118654752f)), hx);
+    return select(x < set1(-10.0f), set1(-0.0f), y);
   }
   if constexpr (K == Kind::gelu_tanh) {
     // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)): one exp, no cancellation for u << 0.
     Vf u2 = set1(2 * 0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
     Vf e = vexp_normal(min(max(-u2, set1(-87.0f)), set1(88.0f)));
-    return x / (one + e);
+    return select(-u2 > set1(88.0f), set1(-0.0f), x / (one + e));  // -0 down to -inf
   }
   if constexpr (K == Kind::quick_gelu) return silu_fast(x, set1(-1.702f));
   if constexpr (K == Kind::silu) return silu_fast(x, set1(-1.0f));
@@ -46,11 +55,13 @@ inline Vf apply(Vf x, const unary::Params& p) {
   }
   if constexpr (K == Kind::mish) {
     Vf sp = max(x, zero()) + vlog(one + vexp(-abs(x)));
-    return x * vtanh(sp);
+    return select(x < set1(-3.40282347e38f), set1(-0.0f), x * vtanh(sp));  // -0 at -inf
   }
   if constexpr (K == Kind::hardswish)
-    return x * min(max(x + set1(3.0f), zero()), set1(6.0f)) * set1(1.0f / 6.0f);
-  if constexpr (K == Kind::clip) return min(max(x, set1(p.alpha)), set1(p.beta));
+    // 0 below -3 (down to -inf); the factor in [0, 1] first so x = FLT_MAX stays finite.
+    return select(x <= set1(-3.0f), zero(),
+                  x * (min(max(x + set1(3.0f), zero()), set1(6.0f)) * set1(1.0f / 6.0f)));
+  if constexpr (K == Kind::clip) return min_keep_nan(max_keep_nan(x, set1(p.alpha)), set1(p.beta));
 }
 
 // f32 outputs of at least this size are written with non-temporal stores: they

@@ -13,6 +13,12 @@ inline constexpr int kRJ = kLanes == 8 ? 4 : 8;
 inline constexpr int kRD = kLanes == 8 ? 4 : 8;
 inline constexpr float kNegInf = -__builtin_inff();
 
+// log-sum-exp of a row from its running max and sum: -inf when every key is
+// masked (l = 0), NaN when a NaN score reached the sum.
+inline float lse_of(float m, float l) {
+  return l > 0 ? m + std::log(l) : l == 0 ? kNegInf : __builtin_nanf("");
+}
+
 inline float elem(const void* base, DType t, int64_t i) {
   switch (t) {
     case DType::bf16:
@@ -53,6 +59,13 @@ inline void gather_col(const void* base, DType t, int64_t off, float* dst, int64
   }
 }
 // dst[off + d] = mul * src[d * stride] (a column of O^T into a row of the output).
+// A row whose every key is masked is written as zeros (its P.V sum can hold
+// 0 x NaN from masked keys' values, which never take part).
+inline void put_zeros(void* base, DType t, int64_t off, int64_t n) {
+  std::memset(static_cast<char*>(base) + off * static_cast<int64_t>(dtype_size(t)), 0,
+              static_cast<size_t>(n) * dtype_size(t));
+}
+
 inline void scatter_col(const float* src, int64_t stride, void* base, DType t, int64_t off,
                         int64_t n, float mul) {
   switch (t) {
@@ -191,8 +204,9 @@ inline Vf mask_bias(const bool* m, int n) {
 // S^T[j + c][r] += lane c of row(r, j, nj) for rows [0, rows), keys [0, nk):
 // row(r, j, nj) loads keys [j, j + nj) of row r (nj <= kLanes) as one vector;
 // the kLanes x kLanes tiles are transposed in registers, then added per key.
-template <class RowFn>
-inline void add_rows_transposed(int64_t rows, int64_t nk, float* st, int64_t mq, RowFn&& row) {
+template <class RowFn, class Combine>
+inline void add_rows_transposed(int64_t rows, int64_t nk, float* st, int64_t mq, RowFn&& row,
+                                Combine&& combine) {
   for (int64_t iv = 0; iv < rows; iv += kLanes) {
     const int nr = static_cast<int>(std::min<int64_t>(kLanes, rows - iv));
     for (int64_t j = 0; j < nk; j += kLanes) {
@@ -202,7 +216,7 @@ inline void add_rows_transposed(int64_t rows, int64_t nk, float* st, int64_t mq,
       transpose_lanes(x);
       for (int c = 0; c < nj; ++c) {
         float* sp = st + (j + c) * mq + iv;
-        store(sp, load(sp) + x[c]);
+        store(sp, combine(load(sp), x[c]));
       }
     }
   }
@@ -222,10 +236,13 @@ inline void add_bias_tile_t(const T* b, int64_t sj, const int64_t* boff, int64_t
   }
 #ifdef SDPA_TRANSPOSE
   if (sj == 1)
-    return add_rows_transposed(rows, nk, st, mq, [&](int64_t r, int64_t j, int nj) {
-      const T* br = b + boff[r] + j0 + j;
-      return nj == kLanes ? load(br) : load_n(br, nj);
-    });
+    return add_rows_transposed(
+        rows, nk, st, mq,
+        [&](int64_t r, int64_t j, int nj) {
+          const T* br = b + boff[r] + j0 + j;
+          return nj == kLanes ? load(br) : load_n(br, nj);
+        },
+        [](Vf s, Vf b) { return s + b; });
 #endif
   for (int64_t r = 0; r < rows; ++r) {
     const T* br = b + boff[r] + j0 * sj;
@@ -260,9 +277,12 @@ inline void apply_mask_tile(const opsnn::sdpa::Broadcast4& mask, const int64_t* 
   }
 #ifdef SDPA_TRANSPOSE
   if (mask.sj == 1)  // as add_bias_tile_t: a -inf / 0 bias per tile
-    return add_rows_transposed(rows, nk, st, mq, [&](int64_t r, int64_t j, int nj) {
-      return mask_bias(mk + moff[r] + j0 + j, nj);
-    });
+    return add_rows_transposed(
+        rows, nk, st, mq,
+        [&](int64_t r, int64_t j, int nj) { return mask_bias(mk + moff[r] + j0 + j, nj); },
+        // -inf where masked, whatever the score (a +inf or NaN score of a
+        // masked key does not take part).
+        [](Vf s, Vf m) { return select(m < zero(), m, s); });
 #endif
   for (int64_t r = 0; r < rows; ++r) {
     const bool* mr = mk + moff[r] + j0 * mask.sj;
@@ -905,6 +925,10 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
       if (r < rows)
         few_scores_rows<1>(kr, q + r * ld, ld, nb2, nfull, tail, s + r * lds, lds, nk, ah);
     }
+    // The bias first, then the masks: a masked key is -inf whatever its bias.
+    if (p.bias.data)
+      for (int64_t rr = 0; rr < rows; ++rr)
+        add_bias(s + rr * lds, p.bias, boff[rr] + j0 * p.bias.sj, nk);
     if (p.mask.data) {
       const bool* mk = static_cast<const bool*>(p.mask.data);
       for (int64_t rr = 0; rr < rows; ++rr)
@@ -912,7 +936,6 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
     }
     for (int64_t rr = 0; rr < rows; ++rr) {
       float* sr = s + rr * lds;
-      if (p.bias.data) add_bias(sr, p.bias, boff[rr] + j0 * p.bias.sj, nk);
       for (int64_t j = nk; j < nkv; ++j) sr[j] = kNegInf;
       if (p.causal && j0 + nk - 1 > ipos[rr] + off) {
         const Vf lim = set1(static_cast<float>(ipos[rr] + off - j0));
@@ -989,11 +1012,15 @@ inline void few_rows_task(const Params& p, const RowPlan& rp, int64_t t, const T
   }
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
-    const float inv = l[r] > 0 ? 1.0f / l[r] : 0.0f;
     const int64_t oo = tk.b * p.osb + h * p.osh + i * p.osl;
-    for (int64_t dd = 0; dd < D; ++dd)
-      put(p.out, p.dtype, oo + dd, o[r * ld + split_pos(dd, dt)] * inv);
-    if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = l[r] > 0 ? m[r] + std::log(l[r]) : kNegInf;
+    if (l[r] == 0) {
+      put_zeros(p.out, p.dtype, oo, D);
+    } else {
+      const float inv = 1.0f / l[r];  // NaN stays NaN
+      for (int64_t dd = 0; dd < D; ++dd)
+        put(p.out, p.dtype, oo + dd, o[r * ld + split_pos(dd, dt)] * inv);
+    }
+    if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = lse_of(m[r], l[r]);
   }
 }
 
@@ -1115,6 +1142,8 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     }
 #endif
     // Masks. Causal only where the block crosses the diagonal of the first row.
+    // The bias first, then the masks: a masked key is -inf whatever its bias.
+    if (p.bias.data) add_bias_tile(p.bias, boff, rows, j0, nk, st, mq, one_bias_row);
     if (p.causal && j0 + nk - 1 > tk.i0 + off) {
       for (int64_t j = 0; j < nk; ++j) {
         const Vf lim = set1(static_cast<float>(j0 + j - off));
@@ -1124,7 +1153,6 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
         }
       }
     }
-    if (p.bias.data) add_bias_tile(p.bias, boff, rows, j0, nk, st, mq, one_bias_row);
     if (p.mask.data) apply_mask_tile(p.mask, moff, rows, j0, nk, st, mq, one_mask_row);
     // Online softmax: new running max, rescale factor, P = exp(S - m) in place.
     for (int64_t iv = 0; iv < mq; iv += kLanes) {
@@ -1173,10 +1201,12 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
   }
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
-    const float inv = l[r] > 0 ? 1.0f / l[r] : 0.0f;
     const int64_t oo = tk.b * p.osb + h * p.osh + i * p.osl;
-    scatter_col(ot + r, mq, p.out, p.dtype, oo, D, inv);
-    if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = l[r] > 0 ? m[r] + std::log(l[r]) : kNegInf;
+    if (l[r] == 0)
+      put_zeros(p.out, p.dtype, oo, D);
+    else
+      scatter_col(ot + r, mq, p.out, p.dtype, oo, D, 1.0f / l[r]);
+    if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = lse_of(m[r], l[r]);
   }
 }
 
@@ -1196,15 +1226,18 @@ inline void merge_task(const Params& p, const RowPlan& rp, int64_t bt, const flo
     const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
     const float* pr = base + r * (D + 2);  // split s: pr + s * stride
     float mx = kNegInf;
-    for (int64_t s = 0; s < p.kv_splits; ++s)
+    bool nan = false;  // a NaN score in any split makes the row NaN
+    for (int64_t s = 0; s < p.kv_splits; ++s) {
+      nan |= std::isnan(pr[s * stride + 1]);
       if (pr[s * stride + 1] > 0) mx = std::max(mx, pr[s * stride]);
-    float lsum = 0;
+    }
+    float lsum = nan ? __builtin_nanf("") : 0.0f;
     for (int64_t s = 0; s < p.kv_splits; ++s) {
       const float ls = pr[s * stride + 1];
       w[s] = ls > 0 ? std::exp(pr[s * stride] - mx) : 0.0f;
       lsum += ls * w[s];
     }
-    const float inv = lsum > 0 ? 1.0f / lsum : 0.0f;
+    const float inv = lsum > 0 ? 1.0f / lsum : nan ? lsum : 0.0f;
     for (int64_t d = 0; d < D; ++d) acc[d] = 0;
     for (int64_t s = 0; s < p.kv_splits; ++s) {
       if (w[s] == 0) continue;
@@ -1216,7 +1249,7 @@ inline void merge_task(const Params& p, const RowPlan& rp, int64_t bt, const flo
     }
     const int64_t oo = tk.b * p.osb + h * p.osh + i * p.osl;
     for (int64_t d = 0; d < D; ++d) put(p.out, p.dtype, oo + d, acc[split_pos(d, dt)] * inv);
-    if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = lsum > 0 ? mx + std::log(lsum) : kNegInf;
+    if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = lse_of(mx, lsum);
   }
 }
 

@@ -24,9 +24,12 @@ inline Vf apply(Vf a, Vf b) {
     const Mask odd = (half - floor(half)) == set1(0.5f);
     const Mask nonint = (b - floor(b)) > zero();
     const Mask neg = a < zero();
-    r = select(neg & odd, -r, r);
-    r = select(neg & nonint, set1(__builtin_nanf("")), r);
-    return select((b == zero()) | (a == one), one, r);
+    const Mask sign = neg | ((a == zero()) & (one / a < zero()));  // -0: pow(-0, -3) = -inf
+    r = select(sign & odd, -r, r);
+    // pow(-inf, b) is exp(b * log(inf)) (inf or 0), not NaN; pow(-1, +-inf) = 1.
+    r = select(neg & nonint & (a > set1(-__builtin_inff())), set1(__builtin_nanf("")), r);
+    const Mask minus_one_inf = (a == -one) & (abs(b) == set1(__builtin_inff()));
+    return select((b == zero()) | (a == one) | minus_one_inf, one, r);
   }
 }
 
