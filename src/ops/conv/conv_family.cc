@@ -1,0 +1,7 @@
+#include "ops/conv/conv_family.h"
+
+#include "ops/builtin_ops.h"
+
+namespace opsnn {
+void register_conv_ops(Registry& r) { conv::register_conv(r); }
+}  // namespace opsnn
