@@ -3,5 +3,8 @@
 #include "ops/builtin_ops.h"
 
 namespace opsnn {
-void register_conv_ops(Registry& r) { conv::register_conv(r); }
+void register_conv_ops(Registry& r) {
+  conv::register_conv(r);
+  conv::register_pool(r);
+}
 }  // namespace opsnn
