@@ -6,5 +6,6 @@ namespace opsnn {
 void register_conv_ops(Registry& r) {
   conv::register_conv(r);
   conv::register_pool(r);
+  conv::register_resize(r);
 }
 }  // namespace opsnn

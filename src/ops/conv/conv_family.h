@@ -9,4 +9,5 @@ namespace opsnn::conv {
 std::string conv_name(int r);  // "conv2d"
 void register_conv(Registry& r);
 void register_pool(Registry& r);
+void register_resize(Registry& r);
 }  // namespace opsnn::conv
