@@ -7,5 +7,6 @@ void register_conv_ops(Registry& r) {
   conv::register_conv(r);
   conv::register_pool(r);
   conv::register_resize(r);
+  conv::register_conv_transpose(r);
 }
 }  // namespace opsnn

@@ -10,4 +10,5 @@ std::string conv_name(int r);  // "conv2d"
 void register_conv(Registry& r);
 void register_pool(Registry& r);
 void register_resize(Registry& r);
+void register_conv_transpose(Registry& r);
 }  // namespace opsnn::conv
