@@ -1,6 +1,7 @@
 #include "ops/conv/conv_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -107,6 +108,9 @@ class ConvInstance : public KernelInstance {
     reorder_ = p_.cl ? round64(static_cast<size_t>(p_.kg * p_.cout_g) * dtype_size(p_.wt)) : 0;
     col_ = p_.pointwise ? 0 : round64(static_cast<size_t>(p_.mt * p_.kg) * es);
     tile_ = p_.cl ? 0 : round64(static_cast<size_t>(p_.mt * p_.cout_g) * sizeof(float));
+    // One gather/tile slot per thread (the thread count at create; more
+    // threads later run the tiles one by one).
+    slots_ = std::clamp(num_threads(), 1, 32);
   }
 
   // Packs a constant weight once (phase one).
@@ -123,7 +127,8 @@ class ConvInstance : public KernelInstance {
   }
 
   size_t workspace_bytes() const override {
-    return (prepacked_ ? 0 : weights_bytes() + reorder_) + col_ + tile_;
+    return (prepacked_ ? 0 : weights_bytes() + reorder_) +
+           (col_ + tile_) * static_cast<size_t>(slots_);
   }
 
   void run(const Tensor* in, Tensor* out, void* ws) override {
@@ -167,78 +172,104 @@ class ConvInstance : public KernelInstance {
     }
   }
 
-  void compute(const Tensor* in, Tensor& out, const std::byte* packed, char* col,
-               float* tile) const {
+  // One tile of output pixels [m0, m0 + mc) of image n, all groups.
+  void tile(const Tensor* in, Tensor& out, const std::byte* packed, char* col, float* tile,
+            int64_t n, int64_t m0) const {
     const Window& w = p_.w;
     const int64_t P = w.out_size(), plane = w.in_size();
+    const int64_t mc = std::min(p_.mt, P - m0);
     const size_t es = dtype_size(p_.xt), eo = dtype_size(p_.ot);
     const Tensor* bias = in[2].data() ? &in[2] : nullptr;
     const Tensor* res = in[3].data() ? &in[3] : nullptr;
-    const char* x = static_cast<const char*>(in[0].data());
+    const char* x_img =
+        static_cast<const char*>(in[0].data()) + static_cast<size_t>(n * p_.cin * plane) * es;
     char* y = static_cast<char*>(out.data());
-    for (int64_t n = 0; n < p_.n; ++n) {
-      const char* x_img = x + static_cast<size_t>(n * p_.cin * plane) * es;
-      for (int64_t m0 = 0; m0 < P; m0 += p_.mt) {
-        const int64_t mc = std::min(p_.mt, P - m0);
-        for (int64_t g = 0; g < p_.groups; ++g) {
-          gemm::MatView a;
-          if (p_.pointwise) {
-            a = p_.cl ? gemm::MatView{x_img + static_cast<size_t>(m0 * p_.cin + g * p_.cin_g) * es,
-                                      p_.xt, p_.cin, 1}
-                      : gemm::MatView{x_img + static_cast<size_t>(g * p_.cin_g * P + m0) * es,
-                                      p_.xt, 1, P};
-          } else if (p_.cl) {
-            gather_cl(p_, x_img, g, m0, mc, col, es);
-            a = {col, p_.xt, p_.kg, 1};
-          } else {
-            if (es == 4)
-              gather_cf(p_, x_img, g, m0, mc, reinterpret_cast<uint32_t*>(col), p_.mt);
-            else
-              gather_cf(p_, x_img, g, m0, mc, reinterpret_cast<uint16_t*>(col), p_.mt);
-            a = {col, p_.xt, 1, p_.mt};
-          }
-          gemm::Epilogue ep;
-          ep.act = p_.act;
-          if (bias)
-            ep.add = {static_cast<const char*>(bias->data()) +
-                          static_cast<size_t>(g * p_.cout_g) * dtype_size(bias->dtype()),
-                      bias->dtype(), 0, 1};
-          if (res) {
-            const size_t er = dtype_size(res->dtype());
-            const char* r = static_cast<const char*>(res->data());
-            ep.residual =
-                p_.cl ? gemm::MatView{r + static_cast<size_t>((n * P + m0) * p_.cout +
-                                                              g * p_.cout_g) *
-                                              er,
-                                      res->dtype(), p_.cout, 1}
-                      : gemm::MatView{
-                            r + static_cast<size_t>((n * p_.cout + g * p_.cout_g) * P + m0) * er,
-                            res->dtype(), 1, P};
-          }
-          const void* pb = packed + static_cast<size_t>(g) * group_pack_;
-          if (p_.cl) {
-            gemm::OutView ov{y + static_cast<size_t>((n * P + m0) * p_.cout + g * p_.cout_g) * eo,
-                             p_.ot, p_.cout};
-            gemm::run(gp_, mc, p_.cout_g, p_.kg, a, pb, pt_, ov, ep);
-          } else {
-            gemm::run(gp_, mc, p_.cout_g, p_.kg, a, pb, pt_, {tile, DType::f32, p_.cout_g}, ep);
-            char* o = y + static_cast<size_t>((n * p_.cout + g * p_.cout_g) * P + m0) * eo;
-            if (p_.ot == DType::f32)
-              untile(tile, mc, p_.cout_g, reinterpret_cast<float*>(o), P);
-            else if (p_.ot == DType::bf16)
-              untile(tile, mc, p_.cout_g, reinterpret_cast<bf16*>(o), P);
-            else
-              untile(tile, mc, p_.cout_g, reinterpret_cast<f16*>(o), P);
-          }
-        }
+    for (int64_t g = 0; g < p_.groups; ++g) {
+      gemm::MatView a;
+      if (p_.pointwise) {
+        a = p_.cl ? gemm::MatView{x_img + static_cast<size_t>(m0 * p_.cin + g * p_.cin_g) * es,
+                                  p_.xt, p_.cin, 1}
+                  : gemm::MatView{x_img + static_cast<size_t>(g * p_.cin_g * P + m0) * es, p_.xt, 1,
+                                  P};
+      } else if (p_.cl) {
+        gather_cl(p_, x_img, g, m0, mc, col, es);
+        a = {col, p_.xt, p_.kg, 1};
+      } else {
+        if (es == 4)
+          gather_cf(p_, x_img, g, m0, mc, reinterpret_cast<uint32_t*>(col), p_.mt);
+        else
+          gather_cf(p_, x_img, g, m0, mc, reinterpret_cast<uint16_t*>(col), p_.mt);
+        a = {col, p_.xt, 1, p_.mt};
+      }
+      gemm::Epilogue ep;
+      ep.act = p_.act;
+      if (bias)
+        ep.add = {static_cast<const char*>(bias->data()) +
+                      static_cast<size_t>(g * p_.cout_g) * dtype_size(bias->dtype()),
+                  bias->dtype(), 0, 1};
+      if (res) {
+        const size_t er = dtype_size(res->dtype());
+        const char* r = static_cast<const char*>(res->data());
+        ep.residual =
+            p_.cl ? gemm::MatView{r + static_cast<size_t>((n * P + m0) * p_.cout + g * p_.cout_g) *
+                                          er,
+                                  res->dtype(), p_.cout, 1}
+                  : gemm::MatView{
+                        r + static_cast<size_t>((n * p_.cout + g * p_.cout_g) * P + m0) * er,
+                        res->dtype(), 1, P};
+      }
+      const void* pb = packed + static_cast<size_t>(g) * group_pack_;
+      if (p_.cl) {
+        gemm::OutView ov{y + static_cast<size_t>((n * P + m0) * p_.cout + g * p_.cout_g) * eo,
+                         p_.ot, p_.cout};
+        gemm::run(gp_, mc, p_.cout_g, p_.kg, a, pb, pt_, ov, ep);
+      } else {
+        gemm::run(gp_, mc, p_.cout_g, p_.kg, a, pb, pt_, {tile, DType::f32, p_.cout_g}, ep);
+        char* o = y + static_cast<size_t>((n * p_.cout + g * p_.cout_g) * P + m0) * eo;
+        if (p_.ot == DType::f32)
+          untile(tile, mc, p_.cout_g, reinterpret_cast<float*>(o), P);
+        else if (p_.ot == DType::bf16)
+          untile(tile, mc, p_.cout_g, reinterpret_cast<bf16*>(o), P);
+        else
+          untile(tile, mc, p_.cout_g, reinterpret_cast<f16*>(o), P);
       }
     }
+  }
+
+  // Many tiles: each thread takes whole tiles (gather + GEMM in its own
+  // scratch slot, no synchronisation inside a tile). Few tiles: one tile at a
+  // time, the gather and the GEMM threaded inside. Every tile is computed the
+  // same way either way, so the output does not depend on the thread count.
+  void compute(const Tensor* in, Tensor& out, const std::byte* packed, char* col,
+               float* tile_buf) const {
+    const int64_t P = p_.w.out_size();
+    const int64_t per_img = (P + p_.mt - 1) / p_.mt, ntiles = p_.n * per_img;
+    const int threads = num_threads();
+    const size_t slot_bytes = col_ + tile_;
+    if (threads > 1 && threads <= slots_ && ntiles >= 2 * threads) {
+      std::atomic<uint32_t> busy{0};
+      parallel_tasks(ntiles, [&](int64_t t) {
+        int s = 0;
+        for (;; s = (s + 1) % slots_) {
+          uint32_t cur = busy.load();
+          if (!(cur >> s & 1u) && busy.compare_exchange_weak(cur, cur | (1u << s))) break;
+        }
+        char* c = col + static_cast<size_t>(s) * slot_bytes;
+        tile(in, out, packed, c, reinterpret_cast<float*>(c + col_), t / per_img,
+             t % per_img * p_.mt);
+        busy.fetch_and(~(1u << s));
+      });
+      return;
+    }
+    for (int64_t t = 0; t < ntiles; ++t)
+      tile(in, out, packed, col, tile_buf, t / per_img, t % per_img * p_.mt);
   }
 
   ConvPlan p_;
   gemm::Params gp_;
   DType pt_ = DType::f32;
   size_t group_pack_ = 0, reorder_ = 0, col_ = 0, tile_ = 0;
+  int slots_ = 1;
   Tensor packed_;  // the weight packed at create (constant operand)
   bool prepacked_ = false;
 };
