@@ -99,8 +99,10 @@ int main(int argc, char** argv) {
                         {"layout", std::string("NHWC")}};
       Attrs fattrs = attrs;
       fattrs.set("activation", std::string("silu"));
-      Op bare = Op::create("conv2d", {x, w}, attrs);
-      Op fused = Op::create("conv2d", {x, w, b}, fattrs);
+      // The weight (and bias) are constant operands: packed once at create.
+      const TensorDesc wc = TensorDesc::constant(w), bc = TensorDesc::constant(b);
+      Op bare = Op::create("conv2d", {x.desc(), wc}, attrs);
+      Op fused = Op::create("conv2d", {x.desc(), wc, bc}, fattrs);
       Tensor y = Tensor::empty(bare.outputs()[0].shape, t);
       Tensor y2 = Tensor::empty(bare.outputs()[0].shape, t);
       Tensor ws = Tensor::empty(
@@ -126,9 +128,9 @@ int main(int argc, char** argv) {
       strm.wait();
       std::vector<Contender> cs = {
           {[&] {
-             std::vector<Tensor> in{x, w, Tensor(), Tensor()};
+             std::vector<Tensor> in{x, Tensor()};
              std::vector<Tensor> out{y};
-             bare.run(in, out, ws.data());
+             bare.run(in, out, {static_cast<std::byte*>(ws.data()), ws.nbytes()});
            },
            20},
           {[&] {
@@ -138,9 +140,9 @@ int main(int argc, char** argv) {
            },
            20},
           {[&] {
-             std::vector<Tensor> in{x, w, b, Tensor()};
+             std::vector<Tensor> in{x, Tensor(), Tensor()};
              std::vector<Tensor> out{y2};
-             fused.run(in, out, ws.data());
+             fused.run(in, out, {static_cast<std::byte*>(ws.data()), ws.nbytes()});
            },
            20}};
       const std::vector<Stat> st = time_side_by_side(cs, rounds);

@@ -308,10 +308,13 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
 std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const ConvPlan& plan,
                                                    Isa isa) {
   auto inst = std::make_unique<ConvInstance>(plan, isa);
-  log_once(LogLevel::info, "conv-weight-per-call:" + call.op(),
-           call.op() +
-               ": weight is not a constant operand; packed per call into the workspace "
-               "(correct, slower: pass it with TensorDesc::constant to pack it once)");
+  if (const Tensor* w = call.constant(1))
+    inst->prepack(*w);
+  else
+    log_once(LogLevel::info, "conv-weight-per-call:" + call.op(),
+             call.op() +
+                 ": weight is not a constant operand; packed per call into the workspace "
+                 "(correct, slower: pass it with TensorDesc::constant to pack it once)");
   return inst;
 }
 

@@ -236,6 +236,16 @@ class Instance : public KernelInstance {
 
  private:
   static size_t round64(size_t b) { return (b + 63) / 64 * 64; }
+  size_t packed_bytes() const { return group_pack_ * static_cast<size_t>(g_.groups); }
+  void pack(const Tensor& w, std::byte* dst) const {
+    const size_t ew = dtype_size(wt_);
+    for (int64_t gi = 0; gi < g_.groups; ++gi)
+      gemm::pack_b(
+          gp_, cin_g_, ncol_,
+          {static_cast<const char*>(w.data()) + static_cast<size_t>(gi * cin_g_ * ncol_) * ew, wt_,
+           ncol_, 1},
+          dst + static_cast<size_t>(gi) * group_pack_, wt_);
+  }
 
   template <class T>
   void gather(const float* cols, const Tensor* bias, int64_t n, int64_t gi, T* y) const {
@@ -282,6 +292,8 @@ class Instance : public KernelInstance {
   gemm::Act act_ = gemm::Act::none;
   int64_t cin_g_ = 0, cout_g_ = 0, ncol_ = 0;
   size_t group_pack_ = 0, cols_ = 0;
+  Tensor packed_;
+  bool prepacked_ = false;
 };
 
 using IL = std::vector<int64_t>;
