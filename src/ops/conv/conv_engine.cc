@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ops/conv/conv_act.h"
+#include "ops/conv/conv_direct.h"
 #include "opsnn/log.h"
 #include "opsnn/thread_pool.h"
 
@@ -106,7 +107,9 @@ class ConvInstance : public KernelInstance {
     group_pack_ = round64(gemm::packed_b_bytes(gp_, p_.kg, p_.cout_g, pt_));
     const size_t es = dtype_size(p_.xt);
     reorder_ = p_.cl ? round64(static_cast<size_t>(p_.kg * p_.cout_g) * dtype_size(p_.wt)) : 0;
-    col_ = p_.pointwise ? 0 : round64(static_cast<size_t>(p_.mt * p_.kg) * es);
+    direct_ = p_.direct_ok && direct_fn(isa) && gp_.nr == direct_nr(isa) ? direct_fn(isa) : nullptr;
+    if (direct_) zeros_ = Tensor::zeros({p_.cin_g}, DType::f32);
+    col_ = p_.pointwise || direct_ ? 0 : round64(static_cast<size_t>(p_.mt * p_.kg) * es);
     tile_ = p_.cl ? 0 : round64(static_cast<size_t>(p_.mt * p_.cout_g) * sizeof(float));
     // One gather/tile slot per thread (the thread count at create; more
     // threads later run the tiles one by one).
@@ -142,6 +145,25 @@ class ConvInstance : public KernelInstance {
       pack(in[1], dst, cur);
       cur += reorder_;
       packed = dst;
+    }
+    if (direct_) {
+      DirectArgs a;
+      a.w = p_.w;
+      a.n = p_.n;
+      a.cin = p_.cin;
+      a.cout = p_.cout;
+      a.groups = p_.groups;
+      a.cin_g = p_.cin_g;
+      a.cout_g = p_.cout_g;
+      a.x = in[0].data_as<float>();
+      a.packed = reinterpret_cast<const float*>(packed);
+      a.group_stride = static_cast<int64_t>(group_pack_ / sizeof(float));
+      a.zeros = zeros_.data_as<float>();
+      a.bias = in[2].data() ? in[2].data_as<float>() : nullptr;
+      a.residual = in[3].data() ? in[3].data_as<float>() : nullptr;
+      a.y = out[0].data_as<float>();
+      a.act = p_.act;
+      return direct_(a);
     }
     char* col = reinterpret_cast<char*>(cur);
     float* tile = reinterpret_cast<float*>(cur + col_);
@@ -270,7 +292,9 @@ class ConvInstance : public KernelInstance {
   DType pt_ = DType::f32;
   size_t group_pack_ = 0, reorder_ = 0, col_ = 0, tile_ = 0;
   int slots_ = 1;
-  Tensor packed_;  // the weight packed at create (constant operand)
+  DirectFn direct_ = nullptr;  // the direct kernel, when it takes this case
+  Tensor zeros_;               // the direct kernel's padding row
+  Tensor packed_;              // the weight packed at create (constant operand)
   bool prepacked_ = false;
 };
 
@@ -302,6 +326,11 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   const int64_t row = std::max<int64_t>(p.kg * static_cast<int64_t>(dtype_size(p.xt)), 1);
   int64_t mt = std::max<int64_t>((int64_t{4} << 20) / row, 256) / 32 * 32;
   p.mt = std::max<int64_t>(std::min(mt, P), 1);
+  auto f32_or_absent = [&](size_t i) {
+    return !call.has_input(i) || call.in(i).dtype == DType::f32;
+  };
+  p.direct_ok = cl && !p.pointwise && p.xt == DType::f32 && p.wt == DType::f32 &&
+                p.ot == DType::f32 && f32_or_absent(2) && f32_or_absent(3);
   return p;
 }
 
