@@ -99,6 +99,21 @@ void untile(const float* tile, int64_t mc, int64_t cout_g, T* out, int64_t plane
   });
 }
 
+// Per image: [rows][cols] -> [cols][rows] (f32), in 32 x 32 blocks.
+void transpose_images(const float* src, float* dst, int64_t n, int64_t rows, int64_t cols) {
+  constexpr int64_t B = 32;
+  const int64_t rb = (rows + B - 1) / B, cb = (cols + B - 1) / B;
+  parallel_for(n * rb * cb, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t img = t / (rb * cb), r0 = t / cb % rb * B, c0 = t % cb * B;
+      const float* s = src + img * rows * cols;
+      float* d = dst + img * rows * cols;
+      for (int64_t r = r0; r < std::min(rows, r0 + B); ++r)
+        for (int64_t c = c0; c < std::min(cols, c0 + B); ++c) d[c * rows + r] = s[r * cols + c];
+    }
+  });
+}
+
 class ConvInstance : public KernelInstance {
  public:
   ConvInstance(const ConvPlan& plan, Isa isa) : p_(plan) {
@@ -106,11 +121,19 @@ class ConvInstance : public KernelInstance {
     pt_ = p_.wt;
     group_pack_ = round64(gemm::packed_b_bytes(gp_, p_.kg, p_.cout_g, pt_));
     const size_t es = dtype_size(p_.xt);
-    reorder_ = p_.cl ? round64(static_cast<size_t>(p_.kg * p_.cout_g) * dtype_size(p_.wt)) : 0;
     direct_ = p_.direct_ok && direct_fn(isa) && gp_.nr == direct_nr(isa) ? direct_fn(isa) : nullptr;
     if (direct_) zeros_ = Tensor::zeros({p_.cin_g}, DType::f32);
+    // Channels last and the direct kernel read k = (tap, ic).
+    tap_major_ = (p_.cl || direct_) && p_.w.taps() > 1;
+    reorder_ = tap_major_ ? round64(static_cast<size_t>(p_.kg * p_.cout_g) * dtype_size(p_.wt)) : 0;
+    if (direct_ && !p_.cl) {
+      // Channels first through the direct kernel: x and y converted to
+      // channels last in the workspace (the boundary conversion).
+      xcl_ = round64(static_cast<size_t>(p_.n * p_.cin * p_.w.in_size()) * sizeof(float));
+      ycl_ = round64(static_cast<size_t>(p_.n * p_.cout * p_.w.out_size()) * sizeof(float));
+    }
     col_ = p_.pointwise || direct_ ? 0 : round64(static_cast<size_t>(p_.mt * p_.kg) * es);
-    tile_ = p_.cl ? 0 : round64(static_cast<size_t>(p_.mt * p_.cout_g) * sizeof(float));
+    tile_ = p_.cl || direct_ ? 0 : round64(static_cast<size_t>(p_.mt * p_.cout_g) * sizeof(float));
     // One gather/tile slot per thread (the thread count at create; more
     // threads later run the tiles one by one).
     slots_ = std::clamp(num_threads(), 1, 32);
@@ -130,7 +153,7 @@ class ConvInstance : public KernelInstance {
   }
 
   size_t workspace_bytes() const override {
-    return (prepacked_ ? 0 : weights_bytes() + reorder_) +
+    return (prepacked_ ? 0 : weights_bytes() + reorder_) + xcl_ + ycl_ +
            (col_ + tile_) * static_cast<size_t>(slots_);
   }
 
@@ -156,14 +179,23 @@ class ConvInstance : public KernelInstance {
       a.cin_g = p_.cin_g;
       a.cout_g = p_.cout_g;
       a.x = in[0].data_as<float>();
+      a.y = out[0].data_as<float>();
+      if (xcl_) {
+        float* xc = reinterpret_cast<float*>(cur);
+        float* yc = reinterpret_cast<float*>(cur + xcl_);
+        transpose_images(a.x, xc, p_.n, p_.cin, p_.w.in_size());
+        a.x = xc;
+        a.y = yc;
+      }
       a.packed = reinterpret_cast<const float*>(packed);
       a.group_stride = static_cast<int64_t>(group_pack_ / sizeof(float));
       a.zeros = zeros_.data_as<float>();
       a.bias = in[2].data() ? in[2].data_as<float>() : nullptr;
       a.residual = in[3].data() ? in[3].data_as<float>() : nullptr;
-      a.y = out[0].data_as<float>();
       a.act = p_.act;
-      return direct_(a);
+      direct_(a);
+      if (xcl_) transpose_images(a.y, out[0].data_as<float>(), p_.n, p_.w.out_size(), p_.cout);
+      return;
     }
     char* col = reinterpret_cast<char*>(cur);
     float* tile = reinterpret_cast<float*>(cur + col_);
@@ -180,7 +212,7 @@ class ConvInstance : public KernelInstance {
       const char* wg =
           static_cast<const char*>(w.data()) + static_cast<size_t>(g * p_.cout_g * p_.kg) * es;
       gemm::MatView v{wg, p_.wt, 1, p_.kg};  // W[oc][ic][taps]: k = (ic, tap)
-      if (p_.cl && taps > 1) {
+      if (tap_major_) {
         // Channels last gathers k = (tap, ic): reorder W_g to [k][oc].
         char* r = reinterpret_cast<char*>(scratch);
         for (int64_t oc = 0; oc < p_.cout_g; ++oc)
@@ -293,6 +325,8 @@ class ConvInstance : public KernelInstance {
   size_t group_pack_ = 0, reorder_ = 0, col_ = 0, tile_ = 0;
   int slots_ = 1;
   DirectFn direct_ = nullptr;  // the direct kernel, when it takes this case
+  bool tap_major_ = false;     // packed weight rows k = (tap, ic)
+  size_t xcl_ = 0, ycl_ = 0;   // channels-first input / output converted for the direct kernel
   Tensor zeros_;               // the direct kernel's padding row
   Tensor packed_;              // the weight packed at create (constant operand)
   bool prepacked_ = false;
@@ -329,8 +363,8 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   auto f32_or_absent = [&](size_t i) {
     return !call.has_input(i) || call.in(i).dtype == DType::f32;
   };
-  p.direct_ok = cl && !p.pointwise && p.xt == DType::f32 && p.wt == DType::f32 &&
-                p.ot == DType::f32 && f32_or_absent(2) && f32_or_absent(3);
+  p.direct_ok = !p.pointwise && p.xt == DType::f32 && p.wt == DType::f32 && p.ot == DType::f32 &&
+                f32_or_absent(2) && (cl ? f32_or_absent(3) : !call.has_input(3));
   return p;
 }
 

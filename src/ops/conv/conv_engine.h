@@ -27,7 +27,8 @@ struct ConvPlan {
   gemm::Act act = gemm::Act::none;
   DType xt = DType::f32, wt = DType::f32, ot = DType::f32;
   int64_t mt = 0;  // output pixels per tile
-  // Channels last, f32 everywhere, not 1x1: the direct kernel may run it.
+  // f32 everywhere, not 1x1 (channels first: no residual): the direct
+  // kernel may run it.
   bool direct_ok = false;
 };
 
