@@ -114,16 +114,24 @@ inline void tile(const DirectArgs& a, int64_t n, int64_t m0, int cnt, int64_t g,
 // Tasks: (image, group, channel panel, run of kTilesPerTask pixel tiles).
 // A task walks the input channels in blocks of kCb (its panel's block of
 // weights stays in L2 across its tiles), keeping partial sums in y between
-// blocks. The blocking is fixed by the shape, so outputs never depend on
-// the thread count.
+// blocks. Consecutive tasks share the larger operand: the same pixels (input
+// bigger than the weights: large feature maps) or the same panel (weights
+// bigger: deep layers). The blocking is fixed by the shape, so outputs never
+// depend on the thread count or the task order.
 inline void run(const DirectArgs& a) {
   const int64_t P = a.w.out_size();
   const int64_t npan = (a.cout_g + kNr - 1) / kNr;
   const int64_t ntiles = (P + kTm - 1) / kTm;
   const int64_t nchunks = (ntiles + kTilesPerTask - 1) / kTilesPerTask;
+  const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
+  const double w_bytes =
+      static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
+  const bool pixels_outer = in_bytes > w_bytes;
   parallel_tasks(a.n * a.groups * npan * nchunks, [&](int64_t t) {
-    const int64_t ch = t % nchunks, pnl = t / nchunks % npan, g = t / (nchunks * npan) % a.groups,
-                  n = t / (nchunks * npan * a.groups);
+    const int64_t inner = t % (npan * nchunks);
+    const int64_t ch = pixels_outer ? inner / npan : inner % nchunks;
+    const int64_t pnl = pixels_outer ? inner % npan : inner / nchunks;
+    const int64_t g = t / (nchunks * npan) % a.groups, n = t / (nchunks * npan * a.groups);
     const int64_t tile0 = ch * kTilesPerTask, tile1 = std::min(ntiles, tile0 + kTilesPerTask);
     for (int64_t c0 = 0; c0 < a.cin_g; c0 += kCb) {
       const int64_t c1 = std::min(a.cin_g, c0 + kCb);
