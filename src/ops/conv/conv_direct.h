@@ -45,3 +45,28 @@ inline DirectFn direct_fn(Isa isa) {
 }
 inline int direct_nr(Isa isa) { return isa == Isa::avx512 ? 32 : isa == Isa::avx2 ? 16 : 0; }
 }  // namespace opsnn::conv
+
+namespace opsnn::conv {
+
+// The bf16 form on AVX512_BF16 (kernels/conv_direct_avx512bf16.cc): bf16
+// input, weight and output, f32 accumulation with vdpbf16ps over pairs of
+// input channels (the GEMM's bf16 pair panels, rows (tap, ic); needs an even
+// number of input channels per group so that no pair straddles two taps).
+// Partial sums between input-channel blocks stay in f32 on the task's stack.
+struct DirectBf16Args {
+  Window w;
+  int64_t n = 0, cin = 0, cout = 0, groups = 1, cin_g = 0, cout_g = 0;
+  const bf16* x = nullptr;
+  const uint16_t* packed = nullptr;  // bf16 pair panels per group
+  int64_t group_stride = 0;          // uint16 elements between groups
+  const bf16* zeros = nullptr;
+  const void* bias = nullptr;  // [Cout], dtype bias_t (f32 or bf16) or null
+  DType bias_t = DType::f32;
+  const void* residual = nullptr;  // output shape, dtype res_t (f32 or bf16) or null
+  DType res_t = DType::f32;
+  bf16* y = nullptr;
+  gemm::Act act = gemm::Act::none;
+};
+void direct_bf16_avx512bf16(const DirectBf16Args& a);
+
+}  // namespace opsnn::conv

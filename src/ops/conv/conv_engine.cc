@@ -99,15 +99,16 @@ void untile(const float* tile, int64_t mc, int64_t cout_g, T* out, int64_t plane
   });
 }
 
-// Per image: [rows][cols] -> [cols][rows] (f32), in 32 x 32 blocks.
-void transpose_images(const float* src, float* dst, int64_t n, int64_t rows, int64_t cols) {
+// Per image: [rows][cols] -> [cols][rows], in 32 x 32 blocks.
+template <class T>
+void transpose_images(const T* src, T* dst, int64_t n, int64_t rows, int64_t cols) {
   constexpr int64_t B = 32;
   const int64_t rb = (rows + B - 1) / B, cb = (cols + B - 1) / B;
   parallel_for(n * rb * cb, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t img = t / (rb * cb), r0 = t / cb % rb * B, c0 = t % cb * B;
-      const float* s = src + img * rows * cols;
-      float* d = dst + img * rows * cols;
+      const T* s = src + img * rows * cols;
+      T* d = dst + img * rows * cols;
       for (int64_t r = r0; r < std::min(rows, r0 + B); ++r)
         for (int64_t c = c0; c < std::min(cols, c0 + B); ++c) d[c * rows + r] = s[r * cols + c];
     }
@@ -122,18 +123,21 @@ class ConvInstance : public KernelInstance {
     group_pack_ = round64(gemm::packed_b_bytes(gp_, p_.kg, p_.cout_g, pt_));
     const size_t es = dtype_size(p_.xt);
     direct_ = p_.direct_ok && direct_fn(isa) && gp_.nr == direct_nr(isa) ? direct_fn(isa) : nullptr;
-    if (direct_) zeros_ = Tensor::zeros({p_.cin_g}, DType::f32);
-    // Channels last and the direct kernel read k = (tap, ic).
-    tap_major_ = (p_.cl || direct_) && p_.w.taps() > 1;
+    bf16_direct_ = p_.direct_bf16_ok && isa == Isa::avx512 && gp_.bf16_dot;
+    if (direct_ || bf16_direct_) zeros_ = Tensor::zeros({p_.cin_g}, p_.xt);
+    // Channels last and the direct kernels read k = (tap, ic).
+    tap_major_ = (p_.cl || direct_ || bf16_direct_) && p_.w.taps() > 1;
     reorder_ = tap_major_ ? round64(static_cast<size_t>(p_.kg * p_.cout_g) * dtype_size(p_.wt)) : 0;
-    if (direct_ && !p_.cl) {
-      // Channels first through the direct kernel: x and y converted to
+    const bool any_direct = direct_ || bf16_direct_;
+    if (any_direct && !p_.cl) {
+      // Channels first through a direct kernel: x and y converted to
       // channels last in the workspace (the boundary conversion).
-      xcl_ = round64(static_cast<size_t>(p_.n * p_.cin * p_.w.in_size()) * sizeof(float));
-      ycl_ = round64(static_cast<size_t>(p_.n * p_.cout * p_.w.out_size()) * sizeof(float));
+      xcl_ = round64(static_cast<size_t>(p_.n * p_.cin * p_.w.in_size()) * es);
+      ycl_ = round64(static_cast<size_t>(p_.n * p_.cout * p_.w.out_size()) * es);
     }
-    col_ = p_.pointwise || direct_ ? 0 : round64(static_cast<size_t>(p_.mt * p_.kg) * es);
-    tile_ = p_.cl || direct_ ? 0 : round64(static_cast<size_t>(p_.mt * p_.cout_g) * sizeof(float));
+    col_ = p_.pointwise || any_direct ? 0 : round64(static_cast<size_t>(p_.mt * p_.kg) * es);
+    tile_ =
+        p_.cl || any_direct ? 0 : round64(static_cast<size_t>(p_.mt * p_.cout_g) * sizeof(float));
     // One gather/tile slot per thread (the thread count at create; more
     // threads later run the tiles one by one).
     slots_ = std::clamp(num_threads(), 1, 32);
@@ -168,6 +172,40 @@ class ConvInstance : public KernelInstance {
       pack(in[1], dst, cur);
       cur += reorder_;
       packed = dst;
+    }
+    if (bf16_direct_) {
+      DirectBf16Args a;
+      a.w = p_.w;
+      a.n = p_.n;
+      a.cin = p_.cin;
+      a.cout = p_.cout;
+      a.groups = p_.groups;
+      a.cin_g = p_.cin_g;
+      a.cout_g = p_.cout_g;
+      a.x = in[0].data_as<bf16>();
+      a.y = out[0].data_as<bf16>();
+      if (xcl_) {
+        bf16* xc = reinterpret_cast<bf16*>(cur);
+        bf16* yc = reinterpret_cast<bf16*>(cur + xcl_);
+        transpose_images(a.x, xc, p_.n, p_.cin, p_.w.in_size());
+        a.x = xc;
+        a.y = yc;
+      }
+      a.packed = reinterpret_cast<const uint16_t*>(packed);
+      a.group_stride = static_cast<int64_t>(group_pack_ / sizeof(uint16_t));
+      a.zeros = zeros_.data_as<bf16>();
+      if (in[2].data()) {
+        a.bias = in[2].data();
+        a.bias_t = in[2].dtype();
+      }
+      if (in[3].data()) {
+        a.residual = in[3].data();
+        a.res_t = in[3].dtype();
+      }
+      a.act = p_.act;
+      direct_bf16_avx512bf16(a);
+      if (xcl_) transpose_images(a.y, out[0].data_as<bf16>(), p_.n, p_.w.out_size(), p_.cout);
+      return;
     }
     if (direct_) {
       DirectArgs a;
@@ -325,6 +363,7 @@ class ConvInstance : public KernelInstance {
   size_t group_pack_ = 0, reorder_ = 0, col_ = 0, tile_ = 0;
   int slots_ = 1;
   DirectFn direct_ = nullptr;  // the direct kernel, when it takes this case
+  bool bf16_direct_ = false;   // the bf16 direct kernel takes it
   bool tap_major_ = false;     // packed weight rows k = (tap, ic)
   size_t xcl_ = 0, ycl_ = 0;   // channels-first input / output converted for the direct kernel
   Tensor zeros_;               // the direct kernel's padding row
@@ -363,6 +402,12 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   auto f32_or_absent = [&](size_t i) {
     return !call.has_input(i) || call.in(i).dtype == DType::f32;
   };
+  auto f32_bf16_or_absent = [&](size_t i) {
+    return !call.has_input(i) || call.in(i).dtype == DType::f32 || call.in(i).dtype == DType::bf16;
+  };
+  p.direct_bf16_ok = !p.pointwise && p.xt == DType::bf16 && p.wt == DType::bf16 &&
+                     p.ot == DType::bf16 && p.cin_g % 2 == 0 && f32_bf16_or_absent(2) &&
+                     (cl ? f32_bf16_or_absent(3) : !call.has_input(3));
   p.direct_ok = !p.pointwise && p.xt == DType::f32 && p.wt == DType::f32 && p.ot == DType::f32 &&
                 f32_or_absent(2) && (cl ? f32_or_absent(3) : !call.has_input(3));
   return p;

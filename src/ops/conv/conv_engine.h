@@ -30,6 +30,8 @@ struct ConvPlan {
   // f32 everywhere, not 1x1 (channels first: no residual): the direct
   // kernel may run it.
   bool direct_ok = false;
+  // The same in bf16 with an even number of input channels per group.
+  bool direct_bf16_ok = false;
 };
 
 // x: input 0, w: input 1, bias: input 2 (optional), residual: input 3 (optional).
