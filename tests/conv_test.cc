@@ -96,6 +96,7 @@ TEST(Conv, ConstantWeightMatchesPerCallWeight) {
       Op tc = Op::create("conv_transpose2d", {x.desc(), TensorDesc::constant(wt)}, ta);
       EXPECT_TRUE(same_bits(tp({x, wt})[0], tc({x, Tensor()})[0]))
           << dtype_name(t) << " " << layout;
+      EXPECT_LT(tc.workspace_bytes(), tp.workspace_bytes());
     }
 }
 

@@ -196,25 +196,38 @@ class Instance : public KernelInstance {
     ncol_ = cout_g_ * g_.k[0] * g_.k[1];
     group_pack_ = round64(gemm::packed_b_bytes(gp_, cin_g_, ncol_, wt_));
     cols_ = round64(static_cast<size_t>(g_.in[0] * g_.in[1] * ncol_) * sizeof(float));
-    log_once(LogLevel::info, "conv_transpose-weight-per-call",
-             "conv_transpose2d: weight is not a constant operand; packed per call into the "
-             "workspace (correct, slower)");
+    bias_ = round64(static_cast<size_t>(g_.cout) * sizeof(float));
+    if (const Tensor* w = call.constant(1)) {
+      // A constant weight is packed once, here.
+      packed_ = Tensor::empty({static_cast<int64_t>(packed_bytes())}, DType::u8);
+      pack(*w, static_cast<std::byte*>(packed_.data()));
+      prepacked_ = true;
+    } else {
+      log_once(LogLevel::info, "conv_transpose-weight-per-call",
+               "conv_transpose2d: weight is not a constant operand; packed per call into the "
+               "workspace (correct, slower)");
+    }
   }
   size_t workspace_bytes() const override {
-    return group_pack_ * static_cast<size_t>(g_.groups) + cols_;
+    return (prepacked_ ? 0 : packed_bytes()) + bias_ + cols_;
   }
   void run(const Tensor* in, Tensor* out, void* ws) override {
-    std::byte* packed = static_cast<std::byte*>(ws);
-    float* cols = reinterpret_cast<float*>(packed + group_pack_ * static_cast<size_t>(g_.groups));
-    const size_t ew = dtype_size(wt_), ex = dtype_size(xt_);
-    for (int64_t gi = 0; gi < g_.groups; ++gi)
-      gemm::pack_b(
-          gp_, cin_g_, ncol_,
-          {static_cast<const char*>(in[1].data()) + static_cast<size_t>(gi * cin_g_ * ncol_) * ew,
-           wt_, ncol_, 1},
-          packed + static_cast<size_t>(gi) * group_pack_, wt_);
+    std::byte* base = static_cast<std::byte*>(ws);
+    const std::byte* packed = static_cast<const std::byte*>(packed_.data());
+    if (!prepacked_) {
+      pack(in[1], base);
+      packed = base;
+      base += packed_bytes();
+    }
+    // The bias in f32 (any float dtype in), once per call.
+    float* bias = nullptr;
+    if (in[2].data()) {
+      bias = reinterpret_cast<float*>(base);
+      for (int64_t c = 0; c < g_.cout; ++c) bias[c] = static_cast<float>(in[2].flat_get(c));
+    }
+    float* cols = reinterpret_cast<float*>(base + bias_);
+    const size_t ex = dtype_size(xt_);
     const int64_t Pin = g_.in[0] * g_.in[1];
-    const Tensor* bias = in[2].data() ? &in[2] : nullptr;
     for (int64_t n = 0; n < g_.n; ++n)
       for (int64_t gi = 0; gi < g_.groups; ++gi) {
         const char* x = static_cast<const char*>(in[0].data());
@@ -248,7 +261,7 @@ class Instance : public KernelInstance {
   }
 
   template <class T>
-  void gather(const float* cols, const Tensor* bias, int64_t n, int64_t gi, T* y) const {
+  void gather(const float* cols, const float* bias, int64_t n, int64_t gi, T* y) const {
     const int64_t taps = g_.k[0] * g_.k[1], P = g_.out[0] * g_.out[1];
     parallel_for(g_.out[0], 1, [&](int64_t h0, int64_t h1) {
       int64_t th[64], ih[64];
@@ -272,7 +285,7 @@ class Instance : public KernelInstance {
                 const int64_t ipix = ih[a] * g_.in[1] + t / g_.s[1];
                 acc += cols[ipix * ncol_ + oc * taps + th[a] * g_.k[1] + kw];
               }
-            if (bias) acc += static_cast<float>(bias->flat_get(c));
+            if (bias) acc += bias[c];
             acc = act(acc);
             const int64_t pix = oh * g_.out[1] + ow;
             store_as(y + (g_.cl ? (n * P + pix) * g_.cout + c : (n * g_.cout + c) * P + pix), acc);
@@ -291,7 +304,7 @@ class Instance : public KernelInstance {
   DType wt_ = DType::f32, xt_ = DType::f32, ot_ = DType::f32;
   gemm::Act act_ = gemm::Act::none;
   int64_t cin_g_ = 0, cout_g_ = 0, ncol_ = 0;
-  size_t group_pack_ = 0, cols_ = 0;
+  size_t group_pack_ = 0, cols_ = 0, bias_ = 0;
   Tensor packed_;
   bool prepacked_ = false;
 };
