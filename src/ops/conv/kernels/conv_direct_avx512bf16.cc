@@ -44,7 +44,7 @@ inline Vf load_any(const void* p, DType t, int64_t i, int n) {
 }
 
 constexpr int kTm = 14, kNr = 32;
-constexpr int64_t kCb = 512;  // input channels per block (even)
+constexpr int64_t kPanelBytes = 512 << 10;  // weights of one channel block
 constexpr int64_t kTilesPerTask = 8;
 
 // Partial sums of one tile: [kTm][kNr] f32.
@@ -136,6 +136,11 @@ void run(const DirectBf16Args& a) {
   const double w_bytes =
       static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
   const bool pixels_outer = in_bytes > w_bytes;
+  // Input-channel blocks: as few as keep a panel's block of weights within
+  // kPanelBytes (L2), of equal size (even, for the bf16 channel pairs).
+  const int64_t panel_bytes = a.w.taps() * a.cin_g * static_cast<int64_t>(2 * kNr);
+  const int64_t nblk = std::max<int64_t>(1, (panel_bytes + kPanelBytes - 1) / kPanelBytes);
+  const int64_t cb = ((a.cin_g + nblk - 1) / nblk + 1) / 2 * 2;
   parallel_tasks(a.n * a.groups * npan * nchunks, [&](int64_t t) {
     alignas(64) float part[kTilesPerTask][kTm * kNr];
     const int64_t inner = t % (npan * nchunks);
@@ -143,8 +148,8 @@ void run(const DirectBf16Args& a) {
     const int64_t pnl = pixels_outer ? inner % npan : inner / nchunks;
     const int64_t g = t / (nchunks * npan) % a.groups, n = t / (nchunks * npan * a.groups);
     const int64_t tile0 = ch * kTilesPerTask, tile1 = std::min(ntiles, tile0 + kTilesPerTask);
-    for (int64_t c0 = 0; c0 < a.cin_g; c0 += kCb) {
-      const int64_t c1 = std::min(a.cin_g, c0 + kCb);
+    for (int64_t c0 = 0; c0 < a.cin_g; c0 += cb) {
+      const int64_t c1 = std::min(a.cin_g, c0 + cb);
       for (int64_t ti = tile0; ti < tile1; ++ti) {
         const int64_t m0 = ti * kTm;
         tile(a, n, m0, static_cast<int>(std::min<int64_t>(kTm, P - m0)), g, pnl, c0, c1,

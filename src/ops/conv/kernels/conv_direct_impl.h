@@ -27,7 +27,7 @@ inline Vf act_vec(Vf x, Act act) {
 
 inline constexpr int kTm = kLanes == 16 ? 14 : 6;  // pixels per register tile
 inline constexpr int kNr = 2 * kLanes;
-inline constexpr int64_t kCb = 256;  // input channels per block (weights stay in L2)
+inline constexpr int64_t kPanelBytes = 512 << 10;  // weights of one channel block
 inline constexpr int64_t kTilesPerTask = 8;
 
 // Output pixels [m0, m0 + cnt) (flattened over od, oh, ow) of image n,
@@ -112,8 +112,8 @@ inline void tile(const DirectArgs& a, int64_t n, int64_t m0, int cnt, int64_t g,
 }
 
 // Tasks: (image, group, channel panel, run of kTilesPerTask pixel tiles).
-// A task walks the input channels in blocks of kCb (its panel's block of
-// weights stays in L2 across its tiles), keeping partial sums in y between
+// A task walks the input channels in blocks (its panel's block of weights,
+// at most kPanelBytes, stays in L2 across its tiles), keeping partial sums in y between
 // blocks. Consecutive tasks share the larger operand: the same pixels (input
 // bigger than the weights: large feature maps) or the same panel (weights
 // bigger: deep layers). The blocking is fixed by the shape, so outputs never
@@ -127,14 +127,19 @@ inline void run(const DirectArgs& a) {
   const double w_bytes =
       static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
   const bool pixels_outer = in_bytes > w_bytes;
+  // Input-channel blocks: as few as keep a panel's block of weights within
+  // kPanelBytes (L2), of equal size (even, for the bf16 channel pairs).
+  const int64_t panel_bytes = a.w.taps() * a.cin_g * static_cast<int64_t>(sizeof(float) * kNr);
+  const int64_t nblk = std::max<int64_t>(1, (panel_bytes + kPanelBytes - 1) / kPanelBytes);
+  const int64_t cb = ((a.cin_g + nblk - 1) / nblk + 1) / 2 * 2;
   parallel_tasks(a.n * a.groups * npan * nchunks, [&](int64_t t) {
     const int64_t inner = t % (npan * nchunks);
     const int64_t ch = pixels_outer ? inner / npan : inner % nchunks;
     const int64_t pnl = pixels_outer ? inner % npan : inner / nchunks;
     const int64_t g = t / (nchunks * npan) % a.groups, n = t / (nchunks * npan * a.groups);
     const int64_t tile0 = ch * kTilesPerTask, tile1 = std::min(ntiles, tile0 + kTilesPerTask);
-    for (int64_t c0 = 0; c0 < a.cin_g; c0 += kCb) {
-      const int64_t c1 = std::min(a.cin_g, c0 + kCb);
+    for (int64_t c0 = 0; c0 < a.cin_g; c0 += cb) {
+      const int64_t c1 = std::min(a.cin_g, c0 + cb);
       for (int64_t ti = tile0; ti < tile1; ++ti) {
         const int64_t m0 = ti * kTm;
         tile(a, n, m0, static_cast<int>(std::min<int64_t>(kTm, P - m0)), g, pnl, c0, c1);
