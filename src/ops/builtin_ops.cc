@@ -22,6 +22,8 @@ void register_builtin_ops(Registry& r) {
 
   register_attention_ops(r);
 
+  register_conv_ops(r);
+
   register_quant_ops(r);
 }
 

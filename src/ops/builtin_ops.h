@@ -23,7 +23,10 @@ void register_matmul_ops(Registry& r);
 
 void register_attention_ops(Registry& r);
 
-void register_quant_ops(Registry& r);  // quantize, dequantize, quantize_dynamic, matmul_wq, matmul_int8
+void register_conv_ops(Registry& r);  // conv*, conv_transpose2d, pooling, resize
+
+void register_quant_ops(
+    Registry& r);  // quantize, dequantize, quantize_dynamic, matmul_wq, matmul_int8
 void register_matmul_wq_op(Registry& r);
 void register_matmul_int8_op(Registry& r);
 }  // namespace opsnn

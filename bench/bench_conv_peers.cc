@@ -1,0 +1,185 @@
+// Side-by-side convolution benchmark: ops-nn conv2d (NHWC, its fastest
+// layout) vs oneDNN's forward convolution (oneDNN 2.6: source, weights and
+// destination in the layouts it picks, format `any`; weights and source
+// reordered once outside the timing), f32 and bf16, on the SD-1.5 UNet and
+// VAE-decoder 3x3 / 1x1 shapes at 512x512, N = 1, 2 threads. Also times our
+// conv + bias + SiLU (fused epilogue) beside our bare conv. Interleaved
+// rounds (side_by_side.h); prints min and median and the speed ratios.
+//
+// Build: cmake -DOPSNN_BUILD_PEER_BENCH=ON (after bench/setup_peers.sh).
+// Run:   build/bench/opsnn_bench_conv_peers [rounds] [shapes] [dtypes]
+//   shapes: comma-separated indices into the list below (default all);
+//   dtypes: f32, bf16 or all (default).
+//   AVX2: OPSNN_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 build/bench/opsnn_bench_conv_peers ...
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <dnnl.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "opsnn/bench.h"
+#include "opsnn/opsnn.h"
+#include "side_by_side.h"
+
+namespace {
+
+using namespace opsnn;
+using namespace opsnn::bench;
+
+struct ConvShape {
+  int64_t cin, cout, h, w, k;
+};
+
+void fill(Tensor& t, uint32_t seed) {
+  float* p = t.data_as<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
+  }
+}
+
+Tensor as(const Tensor& f, DType t) {
+  if (t == DType::f32) return f;
+  Tensor o = Tensor::empty(f.shape(), t);
+  copy_into(f, o);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 5;
+  const std::vector<ConvShape> all = {
+      {4, 320, 64, 64, 3},     {320, 320, 64, 64, 3},   {640, 640, 32, 32, 3},
+      {1280, 1280, 16, 16, 3}, {1280, 1280, 8, 8, 3},   {320, 640, 32, 32, 1},
+      {512, 512, 64, 64, 3},   {256, 256, 256, 256, 3}, {128, 128, 512, 512, 3}};
+  std::vector<ConvShape> shapes;
+  if (argc > 2 && std::string(argv[2]) != "all") {
+    const std::string sel = argv[2];
+    size_t pos = 0;
+    while (pos <= sel.size()) {
+      const size_t e = std::min(sel.find(',', pos), sel.size());
+      const size_t i = static_cast<size_t>(std::atoi(sel.substr(pos, e - pos).c_str()));
+      if (i < all.size()) shapes.push_back(all[i]);
+      pos = e + 1;
+    }
+  } else {
+    shapes = all;
+  }
+  const std::string dsel = argc > 3 ? argv[3] : "all";
+  double peak = 0;
+  for (int i = 0; i < 2; ++i) peak = std::max(peak, measure_fma_peak_gflops());
+  std::printf("threads %d, isa %s; FMA peak measured now %.1f GFLOP/s; %d interleaved rounds\n",
+              num_threads(), isa_name(active_isa()), peak, rounds);
+  std::printf("%-5s %-22s %-14s %9s %9s %8s %7s %12s\n", "dtype", "Cin,Cout,H,W,k", "who", "min_ms",
+              "med_ms", "GFLOP/s", "%peak", "ours/x(min)");
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  std::vector<double> r_f32, r_bf16, fused_f32, fused_bf16;
+  for (const char* dts : {"f32", "bf16"}) {
+    const bool bf = std::string(dts) == "bf16";
+    if (dsel != "all" && dsel != dts) continue;
+    const DType t = bf ? DType::bf16 : DType::f32;
+    for (const ConvShape& s : shapes) {
+      const int64_t pad = s.k / 2;
+      Tensor xf = Tensor::empty({1, s.h, s.w, s.cin}, DType::f32);
+      Tensor wf = Tensor::empty({s.cout, s.cin, s.k, s.k}, DType::f32);
+      Tensor bfv = Tensor::empty({s.cout}, DType::f32);
+      fill(xf, 1);
+      fill(wf, 2);
+      fill(bfv, 3);
+      Tensor x = as(xf, t), w = as(wf, t), b = as(bfv, t);
+      const Attrs attrs{{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                        {"layout", std::string("NHWC")}};
+      Attrs fattrs = attrs;
+      fattrs.set("activation", std::string("silu"));
+      // The weight (and bias) are constant operands: packed once at create.
+      const TensorDesc wc = TensorDesc::constant(w), bc = TensorDesc::constant(b);
+      Op bare = Op::create("conv2d", {x.desc(), wc}, attrs);
+      Op fused = Op::create("conv2d", {x.desc(), wc, bc}, fattrs);
+      Tensor y = Tensor::empty(bare.outputs()[0].shape, t);
+      Tensor y2 = Tensor::empty(bare.outputs()[0].shape, t);
+      Tensor ws = Tensor::empty(
+          {static_cast<int64_t>(std::max(bare.workspace_bytes(), fused.workspace_bytes()) + 64)},
+          DType::u8);
+      // oneDNN: everything `any`, reorders done here, outside the timing.
+      const dt d = bf ? dt::bf16 : dt::f32;
+      const dnnl::memory::dims src_dims{1, s.cin, s.h, s.w}, w_dims{s.cout, s.cin, s.k, s.k},
+          dst_dims{1, s.cout, s.h, s.w}, strides{1, 1}, pads{pad, pad};
+      dnnl::memory::desc src_any(src_dims, d, tag::any), w_any(w_dims, d, tag::any),
+          dst_any(dst_dims, d, tag::any);
+      dnnl::convolution_forward::desc cd(dnnl::prop_kind::forward_inference,
+                                         dnnl::algorithm::convolution_direct, src_any, w_any,
+                                         dst_any, strides, pads, pads);
+      dnnl::convolution_forward::primitive_desc pd(cd, eng);
+      dnnl::convolution_forward prim(pd);
+      dnnl::memory src_u({src_dims, d, tag::nhwc}, eng, x.data());
+      dnnl::memory w_u({w_dims, d, tag::oihw}, eng, w.data());
+      dnnl::memory src_p(pd.src_desc(), eng), w_p(pd.weights_desc(), eng),
+          dst_p(pd.dst_desc(), eng);
+      dnnl::reorder(src_u, src_p).execute(strm, src_u, src_p);
+      dnnl::reorder(w_u, w_p).execute(strm, w_u, w_p);
+      strm.wait();
+      std::vector<Contender> cs = {
+          {[&] {
+             std::vector<Tensor> in{x, Tensor()};
+             std::vector<Tensor> out{y};
+             bare.run(in, out, {static_cast<std::byte*>(ws.data()), ws.nbytes()});
+           },
+           20},
+          {[&] {
+             prim.execute(strm,
+                          {{DNNL_ARG_SRC, src_p}, {DNNL_ARG_WEIGHTS, w_p}, {DNNL_ARG_DST, dst_p}});
+             strm.wait();
+           },
+           20},
+          {[&] {
+             std::vector<Tensor> in{x, Tensor(), Tensor()};
+             std::vector<Tensor> out{y2};
+             fused.run(in, out, {static_cast<std::byte*>(ws.data()), ws.nbytes()});
+           },
+           20}};
+      const std::vector<Stat> st = time_side_by_side(cs, rounds);
+      const char* who[] = {"opsnn", "onednn", "opsnn+bias+silu"};
+      const double flops = 2.0 * static_cast<double>(s.h * s.w * s.cout * s.cin * s.k * s.k);
+      char shp[40];
+      std::snprintf(shp, sizeof shp, "%lld,%lld,%lld,%lld,%lld", static_cast<long long>(s.cin),
+                    static_cast<long long>(s.cout), static_cast<long long>(s.h),
+                    static_cast<long long>(s.w), static_cast<long long>(s.k));
+      for (size_t i = 0; i < st.size(); ++i) {
+        const double gf = flops / (st[i].min_ms * 1e-3) / 1e9;
+        std::printf("%-5s %-22s %-14s %9.3f %9.3f %8.1f %6.1f%% %12.2f\n", dts, shp, who[i],
+                    st[i].min_ms, st[i].med_ms, gf, 100 * gf / peak, st[i].min_ms / st[0].min_ms);
+      }
+      (bf ? r_bf16 : r_f32).push_back(st[1].min_ms / st[0].min_ms);
+      (bf ? fused_bf16 : fused_f32).push_back(st[2].min_ms / st[0].min_ms);
+      std::fflush(stdout);
+    }
+  }
+  auto geo = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += std::log(x);
+    return v.empty() ? 0.0 : std::exp(s / static_cast<double>(v.size()));
+  };
+  auto worst = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
+  };
+  auto most = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  };
+  std::printf(
+      "speed vs oneDNN (>1 = ours faster, min to min): f32 geomean %.2f worst %.2f; bf16 geomean "
+      "%.2f worst %.2f\n",
+      geo(r_f32), worst(r_f32), geo(r_bf16), worst(r_bf16));
+  std::printf(
+      "fused bias+silu time / bare conv time: f32 geomean %.3f max %.3f; bf16 geomean "
+      "%.3f max %.3f\n",
+      geo(fused_f32), most(fused_f32), geo(fused_bf16), most(fused_bf16));
+  return 0;
+}

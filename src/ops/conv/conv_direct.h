@@ -1,0 +1,72 @@
+// Direct (register-blocked) f32 convolution for channels-last input on
+// AVX-512 and AVX2: an output tile of TM pixels along a row x 2 vectors of
+// output channels stays in registers (14 x 32 on AVX-512, 6 x 16 on AVX2)
+// while the loop runs over the taps and input channels, broadcasting one
+// input value per pixel and multiplying it by two packed weight vectors.
+// The weights are the GEMM engine's packed B panels (pack_b, nr = 2 vectors,
+// k = (tap, ic)), packed once. Padding taps read a zero row, so NaN/inf
+// weights meet padding as 0 * w, as in the reference. Bias, activation and
+// residual are applied to the tile in registers.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/gemm/gemm.h"
+#include "ops/conv/conv_geom.h"
+
+namespace opsnn::conv {
+
+struct DirectArgs {
+  Window w;
+  int64_t n = 0, cin = 0, cout = 0, groups = 1, cin_g = 0, cout_g = 0;
+  const float* x = nullptr;         // [N, D, H, W, Cin]
+  const float* packed = nullptr;    // per group: ceil(cout_g / nr) panels of (taps * cin_g) x nr
+  int64_t group_stride = 0;         // floats between groups' packed weights
+  const float* zeros = nullptr;     // cin_g zeros (padding taps)
+  const float* bias = nullptr;      // [Cout] or null
+  const float* residual = nullptr;  // output shape or null
+  float* y = nullptr;               // [N, OD, OH, OW, Cout]
+  gemm::Act act = gemm::Act::none;
+};
+
+using DirectFn = void (*)(const DirectArgs& a);
+
+}  // namespace opsnn::conv
+
+namespace opsnn::conv {
+// The ISA's kernel, nullptr where it has none (scalar); direct_nr: output
+// channels per packed panel (2 vectors).
+DirectFn direct_fn_avx2();
+DirectFn direct_fn_avx512();
+inline DirectFn direct_fn(Isa isa) {
+  if (isa == Isa::avx512) return direct_fn_avx512();
+  if (isa == Isa::avx2) return direct_fn_avx2();
+  return nullptr;
+}
+inline int direct_nr(Isa isa) { return isa == Isa::avx512 ? 32 : isa == Isa::avx2 ? 16 : 0; }
+}  // namespace opsnn::conv
+
+namespace opsnn::conv {
+
+// The bf16 form on AVX512_BF16 (kernels/conv_direct_avx512bf16.cc): bf16
+// input, weight and output, f32 accumulation with vdpbf16ps over pairs of
+// input channels (the GEMM's bf16 pair panels, rows (tap, ic); needs an even
+// number of input channels per group so that no pair straddles two taps).
+// Partial sums between input-channel blocks stay in f32 on the task's stack.
+struct DirectBf16Args {
+  Window w;
+  int64_t n = 0, cin = 0, cout = 0, groups = 1, cin_g = 0, cout_g = 0;
+  const bf16* x = nullptr;
+  const uint16_t* packed = nullptr;  // bf16 pair panels per group
+  int64_t group_stride = 0;          // uint16 elements between groups
+  const bf16* zeros = nullptr;
+  const void* bias = nullptr;  // [Cout], dtype bias_t (f32 or bf16) or null
+  DType bias_t = DType::f32;
+  const void* residual = nullptr;  // output shape, dtype res_t (f32 or bf16) or null
+  DType res_t = DType::f32;
+  bf16* y = nullptr;
+  gemm::Act act = gemm::Act::none;
+};
+void direct_bf16_avx512bf16(const DirectBf16Args& a);
+
+}  // namespace opsnn::conv

@@ -1,0 +1,44 @@
+// The convolution engine: an implicit GEMM over the GEMM engine
+// (src/kernels/gemm). Per image and tile of output pixels, the input patches
+// are gathered (im2col, zero padding applied while gathering, no padded copy
+// of the input) into a workspace tile and multiplied by the packed weight:
+//   out[pixels, Cout_g] = col[pixels, K_g] · W_g[K_g, Cout_g]   per group
+// with bias, activation and residual fused in the GEMM epilogue. Channels
+// last writes the GEMM output in place; channels first writes an f32 tile
+// that is transposed into the output. 1x1 stride-1 unpadded convolutions
+// read the input in place (no gather). The weight is packed once at create
+// when it is a constant operand, else per call into the workspace.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kernels/gemm/gemm.h"
+#include "ops/conv/conv_geom.h"
+#include "opsnn/op.h"
+
+namespace opsnn::conv {
+
+struct ConvPlan {
+  Window w;
+  bool cl = false;         // channels last
+  bool pointwise = false;  // 1x1, stride 1, no padding: no gather
+  int64_t n = 0, cin = 0, cout = 0, groups = 1, cin_g = 0, cout_g = 0, kg = 0;
+  gemm::Act act = gemm::Act::none;
+  DType xt = DType::f32, wt = DType::f32, ot = DType::f32;
+  int64_t mt = 0;  // output pixels per tile
+  // f32 everywhere, not 1x1 (channels first: no residual): the direct
+  // kernel may run it.
+  bool direct_ok = false;
+  // The same in bf16 with an even number of input channels per group.
+  bool direct_bf16_ok = false;
+};
+
+// x: input 0, w: input 1, bias: input 2 (optional), residual: input 3 (optional).
+ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl);
+
+// The kernel instance for `isa` (gemm microkernel 0 of that ISA).
+std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const ConvPlan& plan,
+                                                   Isa isa);
+
+}  // namespace opsnn::conv

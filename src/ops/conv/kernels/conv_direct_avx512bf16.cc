@@ -1,0 +1,166 @@
+// The direct convolution in bf16 with vdpbf16ps (see conv_direct.h): a
+// register tile of 14 output pixels x 32 output channels; each step
+// broadcasts one pair of input channels per pixel (a 32-bit word) and takes
+// its dot product with two packed weight vectors of channel pairs.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/simd/vec_avx512.h"
+#include "ops/conv/conv_direct.h"
+#include "opsnn/thread_pool.h"
+
+namespace opsnn::simd::avx512::conv_bf16_k {
+namespace {
+
+using conv::DirectBf16Args;
+using gemm::Act;
+
+// The GEMM epilogue's activations (gemm_impl.h `activate`), same formulas.
+inline Vf act_vec(Vf x, Act act) {
+  switch (act) {
+    case Act::none:
+      return x;
+    case Act::relu:
+      return max(x, zero());
+    case Act::gelu_erf:
+      return x * set1(0.5f) * (set1(1.0f) + verf(x * set1(0.70710678118654752f)));
+    case Act::gelu_tanh: {
+      Vf inner = set1(0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
+      return x * set1(0.5f) * (set1(1.0f) + vtanh(inner));
+    }
+    case Act::silu:
+      return x * vsigmoid(x);
+  }
+  return x;
+}
+
+inline Vf load_any(const void* p, DType t, int64_t i, int n) {
+  return t == DType::bf16 ? load_n(static_cast<const bf16*>(p) + i, n)
+                          : load_n(static_cast<const float*>(p) + i, n);
+}
+
+constexpr int kTm = 14, kNr = 32;
+constexpr int64_t kPanelBytes = 512 << 10;  // weights of one channel block
+constexpr int64_t kTilesPerTask = 8;
+
+// Partial sums of one tile: [kTm][kNr] f32.
+void tile(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, int64_t g, int64_t pnl,
+          int64_t c0, int64_t c1, float* part) {
+  const conv::Window& w = a.w;
+  const int64_t taps = w.taps(), kp = taps * a.cin_g / 2;
+  const uint16_t* panel = a.packed + g * a.group_stride + pnl * kp * kNr * 2;
+  const bool first = c0 == 0, last = c1 == a.cin_g;
+  __m512 acc0[kTm], acc1[kTm];
+  for (int j = 0; j < kTm; ++j) {
+    acc0[j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(part + j * kNr);
+    acc1[j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(part + j * kNr + 16);
+  }
+  int64_t od[kTm], oh[kTm], ow[kTm];
+  for (int j = 0; j < kTm; ++j) {
+    const int64_t m = m0 + std::min(j, cnt - 1);
+    od[j] = m / (w.out[1] * w.out[2]);
+    oh[j] = m / w.out[2] % w.out[1];
+    ow[j] = m % w.out[2];
+  }
+  const bf16* px[kTm];
+  for (int64_t kd = 0; kd < w.k[0]; ++kd)
+    for (int64_t kh = 0; kh < w.k[1]; ++kh)
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        for (int j = 0; j < kTm; ++j) {
+          const int64_t id = od[j] * w.s[0] - w.pb[0] + kd * w.d[0];
+          const int64_t ih = oh[j] * w.s[1] - w.pb[1] + kh * w.d[1];
+          const int64_t iw = ow[j] * w.s[2] - w.pb[2] + kw * w.d[2];
+          const bool ok = j < cnt && id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1] &&
+                          iw >= 0 && iw < w.in[2];
+          px[j] =
+              ok ? a.x + (((n * w.in[0] + id) * w.in[1] + ih) * w.in[2] + iw) * a.cin + g * a.cin_g
+                 : a.zeros;
+        }
+        const int64_t t = (kd * w.k[1] + kh) * w.k[2] + kw;
+        const uint16_t* wp = panel + (t * a.cin_g / 2) * kNr * 2;
+        for (int64_t ic = c0; ic < c1; ic += 2) {
+          const uint16_t* wr = wp + (ic / 2) * kNr * 2;
+          const __m512bh w0 = (__m512bh)_mm512_loadu_si512(wr);
+          const __m512bh w1 = (__m512bh)_mm512_loadu_si512(wr + 32);
+#pragma GCC unroll 14
+          for (int j = 0; j < kTm; ++j) {
+            int32_t pair;
+            std::memcpy(&pair, px[j] + ic, sizeof pair);
+            const __m512bh b = (__m512bh)_mm512_set1_epi32(pair);
+            acc0[j] = _mm512_dpbf16_ps(acc0[j], b, w0);
+            acc1[j] = _mm512_dpbf16_ps(acc1[j], b, w1);
+          }
+        }
+      }
+  if (!last) {
+    for (int j = 0; j < kTm; ++j) {
+      _mm512_storeu_ps(part + j * kNr, acc0[j]);
+      _mm512_storeu_ps(part + j * kNr + 16, acc1[j]);
+    }
+    return;
+  }
+  const int64_t oc0 = g * a.cout_g + pnl * kNr;
+  const int nc = static_cast<int>(std::min<int64_t>(kNr, a.cout_g - pnl * kNr));
+  const int n0 = std::min(nc, 16), n1 = nc - n0;
+  Vf b0 = zero(), b1 = zero();
+  if (a.bias) {
+    b0 = load_any(a.bias, a.bias_t, oc0, n0);
+    if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
+  }
+  const int64_t obase = n * w.out_size();
+  for (int j = 0; j < cnt; ++j) {
+    const int64_t o = (obase + m0 + j) * a.cout + oc0;
+    Vf v0 = act_vec(Vf{acc0[j]} + b0, a.act), v1 = act_vec(Vf{acc1[j]} + b1, a.act);
+    if (a.residual) {
+      v0 = v0 + load_any(a.residual, a.res_t, o, n0);
+      if (n1 > 0) v1 = v1 + load_any(a.residual, a.res_t, o + 16, n1);
+    }
+    store_n(a.y + o, v0, n0);
+    if (n1 > 0) store_n(a.y + o + 16, v1, n1);
+  }
+}
+
+}  // namespace
+
+// Tasks as in the f32 kernel (conv_direct_impl.h run()).
+void run(const DirectBf16Args& a) {
+  const int64_t P = a.w.out_size();
+  const int64_t npan = (a.cout_g + kNr - 1) / kNr;
+  const int64_t ntiles = (P + kTm - 1) / kTm;
+  const int64_t nchunks = (ntiles + kTilesPerTask - 1) / kTilesPerTask;
+  const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
+  const double w_bytes =
+      static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
+  const bool pixels_outer = in_bytes > w_bytes;
+  // Input-channel blocks: as few as keep a panel's block of weights within
+  // kPanelBytes (L2), of equal size (even, for the bf16 channel pairs).
+  const int64_t panel_bytes = a.w.taps() * a.cin_g * static_cast<int64_t>(2 * kNr);
+  const int64_t nblk = std::max<int64_t>(1, (panel_bytes + kPanelBytes - 1) / kPanelBytes);
+  const int64_t cb = ((a.cin_g + nblk - 1) / nblk + 1) / 2 * 2;
+  parallel_tasks(a.n * a.groups * npan * nchunks, [&](int64_t t) {
+    alignas(64) float part[kTilesPerTask][kTm * kNr];
+    const int64_t inner = t % (npan * nchunks);
+    const int64_t ch = pixels_outer ? inner / npan : inner % nchunks;
+    const int64_t pnl = pixels_outer ? inner % npan : inner / nchunks;
+    const int64_t g = t / (nchunks * npan) % a.groups, n = t / (nchunks * npan * a.groups);
+    const int64_t tile0 = ch * kTilesPerTask, tile1 = std::min(ntiles, tile0 + kTilesPerTask);
+    for (int64_t c0 = 0; c0 < a.cin_g; c0 += cb) {
+      const int64_t c1 = std::min(a.cin_g, c0 + cb);
+      for (int64_t ti = tile0; ti < tile1; ++ti) {
+        const int64_t m0 = ti * kTm;
+        tile(a, n, m0, static_cast<int>(std::min<int64_t>(kTm, P - m0)), g, pnl, c0, c1,
+             part[ti - tile0]);
+      }
+    }
+  });
+}
+
+}  // namespace opsnn::simd::avx512::conv_bf16_k
+
+namespace opsnn::conv {
+void direct_bf16_avx512bf16(const DirectBf16Args& a) { simd::avx512::conv_bf16_k::run(a); }
+}  // namespace opsnn::conv

@@ -1,0 +1,151 @@
+// The direct convolution written once over the vec_*.h names; included by
+// conv_direct_{avx2,avx512}.cc inside their ISA namespace.
+
+namespace conv_direct_k {
+
+using conv::DirectArgs;
+using gemm::Act;
+
+// The GEMM epilogue's activations (gemm_impl.h `activate`), same formulas.
+inline Vf act_vec(Vf x, Act act) {
+  switch (act) {
+    case Act::none:
+      return x;
+    case Act::relu:
+      return max(x, zero());
+    case Act::gelu_erf:
+      return x * set1(0.5f) * (set1(1.0f) + verf(x * set1(0.70710678118654752f)));
+    case Act::gelu_tanh: {
+      Vf inner = set1(0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
+      return x * set1(0.5f) * (set1(1.0f) + vtanh(inner));
+    }
+    case Act::silu:
+      return x * vsigmoid(x);
+  }
+  return x;
+}
+
+inline constexpr int kTm = kLanes == 16 ? 14 : 6;  // pixels per register tile
+inline constexpr int kNr = 2 * kLanes;
+inline constexpr int64_t kPanelBytes = 512 << 10;  // weights of one channel block
+inline constexpr int64_t kTilesPerTask = 8;
+
+// Output pixels [m0, m0 + cnt) (flattened over od, oh, ow) of image n,
+// output channels of panel `pnl` of group g, input channels [c0, c1):
+// starts from zero (first block) or the partial sums in y, and applies the
+// epilogue after the last block.
+inline void tile(const DirectArgs& a, int64_t n, int64_t m0, int cnt, int64_t g, int64_t pnl,
+                 int64_t c0, int64_t c1) {
+  const conv::Window& w = a.w;
+  const int64_t taps = w.taps();
+  const float* panel = a.packed + g * a.group_stride + pnl * taps * a.cin_g * kNr;
+  const int64_t oc0 = g * a.cout_g + pnl * kNr;
+  const int nc = static_cast<int>(std::min<int64_t>(kNr, a.cout_g - pnl * kNr));
+  const int n0 = std::min(nc, kLanes), n1 = nc - n0;
+  const bool first = c0 == 0, last = c1 == a.cin_g;
+  const int64_t obase = n * w.out_size();
+  Vf acc0[kTm], acc1[kTm];
+  int64_t od[kTm], oh[kTm], ow[kTm];
+  for (int j = 0; j < kTm; ++j) {
+    const int64_t m = m0 + std::min(j, cnt - 1);
+    od[j] = m / (w.out[1] * w.out[2]);
+    oh[j] = m / w.out[2] % w.out[1];
+    ow[j] = m % w.out[2];
+    if (first || j >= cnt) {
+      acc0[j] = acc1[j] = zero();
+    } else {
+      const float* o = a.y + (obase + m0 + j) * a.cout + oc0;
+      acc0[j] = load_n(o, n0);
+      acc1[j] = n1 > 0 ? load_n(o + kLanes, n1) : zero();
+    }
+  }
+  const float* px[kTm];
+  for (int64_t kd = 0; kd < w.k[0]; ++kd)
+    for (int64_t kh = 0; kh < w.k[1]; ++kh)
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        for (int j = 0; j < kTm; ++j) {
+          const int64_t id = od[j] * w.s[0] - w.pb[0] + kd * w.d[0];
+          const int64_t ih = oh[j] * w.s[1] - w.pb[1] + kh * w.d[1];
+          const int64_t iw = ow[j] * w.s[2] - w.pb[2] + kw * w.d[2];
+          const bool ok = j < cnt && id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1] &&
+                          iw >= 0 && iw < w.in[2];
+          px[j] =
+              ok ? a.x + (((n * w.in[0] + id) * w.in[1] + ih) * w.in[2] + iw) * a.cin + g * a.cin_g
+                 : a.zeros;
+        }
+        const float* wp = panel + ((kd * w.k[1] + kh) * w.k[2] + kw) * a.cin_g * kNr;
+        for (int64_t ic = c0; ic < c1; ++ic) {
+          const Vf w0 = load(wp + ic * kNr), w1 = load(wp + ic * kNr + kLanes);
+#pragma GCC unroll 14
+          for (int j = 0; j < kTm; ++j) {
+            const Vf b = set1(px[j][ic]);
+            acc0[j] = fma(b, w0, acc0[j]);
+            acc1[j] = fma(b, w1, acc1[j]);
+          }
+        }
+      }
+  Vf b0 = zero(), b1 = zero();
+  if (last && a.bias) {
+    b0 = load_n(a.bias + oc0, n0);
+    if (n1 > 0) b1 = load_n(a.bias + oc0 + kLanes, n1);
+  }
+  for (int j = 0; j < cnt; ++j) {
+    const int64_t o = (obase + m0 + j) * a.cout + oc0;
+    Vf v0 = acc0[j], v1 = acc1[j];
+    if (last) {
+      v0 = act_vec(v0 + b0, a.act);
+      v1 = act_vec(v1 + b1, a.act);
+      if (a.residual) {
+        v0 = v0 + load_n(a.residual + o, n0);
+        if (n1 > 0) v1 = v1 + load_n(a.residual + o + kLanes, n1);
+      }
+    }
+    if (n0 == kLanes)
+      store(a.y + o, v0);
+    else
+      store_n(a.y + o, v0, n0);
+    if (n1 == kLanes)
+      store(a.y + o + kLanes, v1);
+    else if (n1 > 0)
+      store_n(a.y + o + kLanes, v1, n1);
+  }
+}
+
+// Tasks: (image, group, channel panel, run of kTilesPerTask pixel tiles).
+// A task walks the input channels in blocks (its panel's block of weights,
+// at most kPanelBytes, stays in L2 across its tiles), keeping partial sums in y between
+// blocks. Consecutive tasks share the larger operand: the same pixels (input
+// bigger than the weights: large feature maps) or the same panel (weights
+// bigger: deep layers). The blocking is fixed by the shape, so outputs never
+// depend on the thread count or the task order.
+inline void run(const DirectArgs& a) {
+  const int64_t P = a.w.out_size();
+  const int64_t npan = (a.cout_g + kNr - 1) / kNr;
+  const int64_t ntiles = (P + kTm - 1) / kTm;
+  const int64_t nchunks = (ntiles + kTilesPerTask - 1) / kTilesPerTask;
+  const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
+  const double w_bytes =
+      static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
+  const bool pixels_outer = in_bytes > w_bytes;
+  // Input-channel blocks: as few as keep a panel's block of weights within
+  // kPanelBytes (L2), of equal size (even, for the bf16 channel pairs).
+  const int64_t panel_bytes = a.w.taps() * a.cin_g * static_cast<int64_t>(sizeof(float) * kNr);
+  const int64_t nblk = std::max<int64_t>(1, (panel_bytes + kPanelBytes - 1) / kPanelBytes);
+  const int64_t cb = ((a.cin_g + nblk - 1) / nblk + 1) / 2 * 2;
+  parallel_tasks(a.n * a.groups * npan * nchunks, [&](int64_t t) {
+    const int64_t inner = t % (npan * nchunks);
+    const int64_t ch = pixels_outer ? inner / npan : inner % nchunks;
+    const int64_t pnl = pixels_outer ? inner % npan : inner / nchunks;
+    const int64_t g = t / (nchunks * npan) % a.groups, n = t / (nchunks * npan * a.groups);
+    const int64_t tile0 = ch * kTilesPerTask, tile1 = std::min(ntiles, tile0 + kTilesPerTask);
+    for (int64_t c0 = 0; c0 < a.cin_g; c0 += cb) {
+      const int64_t c1 = std::min(a.cin_g, c0 + cb);
+      for (int64_t ti = tile0; ti < tile1; ++ti) {
+        const int64_t m0 = ti * kTm;
+        tile(a, n, m0, static_cast<int>(std::min<int64_t>(kTm, P - m0)), g, pnl, c0, c1);
+      }
+    }
+  });
+}
+
+}  // namespace conv_direct_k

@@ -1,0 +1,104 @@
+// Pooling written once over the vec_*.h names; included by
+// pool_{scalar,avx2,avx512}.cc inside their ISA namespace. Max follows
+// PyTorch: NaN propagates (a NaN input wins and its index is returned).
+
+namespace pool_k {
+
+using conv::PoolDim;
+using conv::PoolPlan;
+
+inline float to_float(float v) { return v; }
+inline float to_float(bf16 v) { return opsnn::to_f32(v); }
+inline float to_float(f16 v) { return opsnn::to_f32(v); }
+template <class T>
+inline T from_float(float v) {
+  if constexpr (std::is_same_v<T, float>)
+    return v;
+  else if constexpr (std::is_same_v<T, bf16>)
+    return opsnn::to_bf16(v);
+  else
+    return opsnn::to_f16(v);
+}
+
+inline Vf take_max(Vf acc, Vf v) { return select(isnan(v) | (v > acc), v, acc); }
+
+template <class T>
+void channels_last(const PoolPlan& p, const T* x, T* y) {
+  const PoolDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
+  const int64_t outs = D.out * H.out * W.out, C = p.c;
+  parallel_for(p.n * outs, 1, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) {
+      const int64_t n = q / outs, o = q % outs;
+      const int64_t od = o / (H.out * W.out), oh = o / W.out % H.out, ow = o % W.out;
+      float div = 0;
+      if (!p.is_max) {
+        const double cnt = static_cast<double>(D.count[od] * H.count[oh] * W.count[ow]);
+        div = static_cast<float>(1.0 / cnt);
+      }
+      T* dst = y + q * C;
+      for (int64_t c0 = 0; c0 < C; c0 += kLanes) {
+        const int nl = static_cast<int>(std::min<int64_t>(kLanes, C - c0));
+        Vf acc = p.is_max ? set1(-INFINITY) : zero();
+        for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
+          for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh)
+            for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
+              const int64_t pix = ((n * D.in + D.idx[a]) * H.in + H.idx[bh]) * W.in + W.idx[cw];
+              const Vf v = load_n(x + pix * C + c0, nl);
+              acc = p.is_max ? take_max(acc, v) : acc + v;
+            }
+        if (!p.is_max) acc = acc * set1(div);
+        store_n(dst + c0, acc, nl);
+      }
+    }
+  });
+}
+
+template <class T>
+void channels_first(const PoolPlan& p, const T* x, T* y, int64_t* ind) {
+  const PoolDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
+  const int64_t outs = D.out * H.out * W.out, plane = D.in * H.in * W.in;
+  parallel_for(p.n * p.c, 1, [&](int64_t b, int64_t e) {
+    for (int64_t pc = b; pc < e; ++pc) {
+      const T* xp = x + pc * plane;
+      for (int64_t o = 0; o < outs; ++o) {
+        const int64_t od = o / (H.out * W.out), oh = o / W.out % H.out, ow = o % W.out;
+        float acc = p.is_max ? -INFINITY : 0.0f;
+        int64_t arg = -1;
+        for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
+          for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh) {
+            const int64_t row = (D.idx[a] * H.in + H.idx[bh]) * W.in;
+            for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
+              const float v = to_float(xp[row + W.idx[cw]]);
+              if (!p.is_max) {
+                acc += v;
+              } else if (v > acc || std::isnan(v) || arg < 0) {
+                acc = v;
+                arg = row + W.idx[cw];
+              }
+            }
+          }
+        if (!p.is_max)
+          acc = acc * static_cast<float>(
+                          1.0 / static_cast<double>(D.count[od] * H.count[oh] * W.count[ow]));
+        y[pc * outs + o] = from_float<T>(acc);
+        if (ind) ind[pc * outs + o] = arg;
+      }
+    }
+  });
+}
+
+template <class T>
+void run_t(const PoolPlan& p, const void* x, void* y, int64_t* ind) {
+  if (p.cl && !ind)
+    channels_last(p, static_cast<const T*>(x), static_cast<T*>(y));
+  else
+    channels_first(p, static_cast<const T*>(x), static_cast<T*>(y), ind);
+}
+
+inline void run(const PoolPlan& p, const void* x, void* y, int64_t* ind) {
+  if (p.t == DType::f32) return run_t<float>(p, x, y, ind);
+  if (p.t == DType::bf16) return run_t<bf16>(p, x, y, ind);
+  return run_t<f16>(p, x, y, ind);
+}
+
+}  // namespace pool_k

@@ -1,0 +1,34 @@
+// Resize kernels: per spatial dim and output index, the input taps and their
+// weights (nearest: 1, linear: 2, cubic: 4) are computed once at create; the
+// kernels apply them separably-weighted (the product of the per-dim weights).
+// Channels last vectorises over channels; channels first walks each plane.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "opsnn/dtype.h"
+
+namespace opsnn::conv {
+
+struct ResizeDim {
+  int64_t in = 1, out = 1, taps = 1;
+  std::vector<int64_t> idx;      // out * taps input indices (clamped)
+  std::vector<float> weight;     // out * taps
+  std::vector<uint8_t> outside;  // tf_crop_and_resize: output uses the extrapolation value
+};
+
+struct ResizePlan {
+  ResizeDim dim[3];
+  bool cl = false;
+  int64_t n = 0, c = 0;
+  float extrapolation = 0;
+  DType t = DType::f32;
+};
+
+using ResizeFn = void (*)(const ResizePlan& p, const void* x, void* y);
+ResizeFn resize_fn_scalar();
+ResizeFn resize_fn_avx2();
+ResizeFn resize_fn_avx512();
+
+}  // namespace opsnn::conv

@@ -1,0 +1,151 @@
+// conv family: rejected shapes and attributes (opsnn::Error naming op and
+// argument), constant weights packed at create giving the same bits as
+// weights passed per call, and exact values of resize and pooling that the
+// float64 case tables cannot pin down (the coordinate conventions, NaN).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "opsnn/check.h"
+#include "opsnn/opsnn.h"
+
+namespace opsnn {
+namespace {
+
+using IL = std::vector<int64_t>;
+using FL = std::vector<double>;
+
+// Op::create must fail with an opsnn::Error whose text names `op` and `arg`.
+void expect_error(const std::string& op, const std::vector<TensorDesc>& in, const Attrs& attrs,
+                  const std::string& arg) {
+  try {
+    (void)Op::create(op, in, attrs);
+    ADD_FAILURE() << op << " accepted " << attrs.str() << " (expected an error about " << arg
+                  << ")";
+  } catch (const Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find(op), std::string::npos) << w;
+    EXPECT_NE(w.find(arg), std::string::npos) << w;
+  }
+}
+
+TEST(Conv, RejectsBadShapesAndAttributes) {
+  const TensorDesc x(DType::f32, {1, 4, 5, 5}), w3(DType::f32, {6, 4, 3, 3});
+  expect_error("conv2d", {x, TensorDesc(DType::f32, {6, 4, 7, 7})}, {}, "kernel");
+  expect_error("conv2d", {x, TensorDesc(DType::f32, {6, 2, 3, 3})}, {{"group", int64_t{3}}},
+               "group");
+  expect_error("conv2d", {x, TensorDesc(DType::f32, {5, 2, 3, 3})}, {{"group", int64_t{2}}},
+               "group");
+  expect_error("conv2d", {x, w3}, {{"pads", IL{-1, 0, 0, 0}}}, "pads");
+  expect_error("conv2d", {x, w3}, {{"pads", IL{1, 1}}}, "pads");
+  expect_error("conv2d", {x, w3}, {{"strides", IL{0, 1}}}, "strides");
+  expect_error("conv2d", {x, w3},
+               {{"auto_pad", std::string("SAME_UPPER")}, {"pads", IL{1, 1, 1, 1}}}, "pads");
+  expect_error("conv2d", {x, w3}, {{"layout", std::string("NCWH")}}, "layout");
+  expect_error("conv2d", {x, w3}, {{"activation", std::string("tanh")}}, "activation");
+  expect_error("conv2d", {x, TensorDesc(DType::f32, {6, 3, 3, 3})}, {}, "w");
+  expect_error("conv2d", {x, w3, TensorDesc(DType::f32, {5})}, {}, "bias");
+  expect_error("conv_transpose2d", {x, TensorDesc(DType::f32, {4, 2, 3, 3})},
+               {{"pads", IL{4, 4, 4, 4}}}, "output size");
+  expect_error("conv_transpose2d", {x, TensorDesc(DType::f32, {4, 2, 3, 3})},
+               {{"output_shape", IL{40, 40}}}, "output_shape");
+  expect_error("max_pool2d", {x}, {{"kernel_shape", IL{7, 7}}}, "kernel");
+  expect_error("max_pool2d", {x}, {{"kernel_shape", IL{3, 3}}, {"pads", IL{3, 0, 0, 0}}}, "pads");
+  expect_error("avg_pool2d", {x}, {{"kernel_shape", IL{3}}}, "kernel_shape");
+  expect_error("adaptive_avg_pool2d", {x}, {{"output_size", IL{0, 2}}}, "output_size");
+  expect_error("resize", {x}, {{"scales", FL{0.1, 1.0}}}, "output size");
+  expect_error("resize", {x}, {{"scales", FL{2, 2}}, {"sizes", IL{4, 4}}}, "sizes");
+  expect_error("resize", {x}, {{"scales", FL{2, 2}}, {"mode", std::string("area")}}, "mode");
+}
+
+Tensor ramp(const Shape& s, DType t, double scale) {
+  Tensor a = Tensor::empty(s, t);
+  for (int64_t i = 0; i < a.numel(); ++i) a.flat_set(i, std::sin(static_cast<double>(i) * scale));
+  return a;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+}
+
+// A constant weight (packed at create, passed as Tensor() at run) gives the
+// same bits as the weight passed per call (packed into the workspace).
+TEST(Conv, ConstantWeightMatchesPerCallWeight) {
+  for (DType t : {DType::f32, DType::bf16})
+    for (const char* layout : {"NCHW", "NHWC"}) {
+      const bool cl = std::string(layout) == "NHWC";
+      Tensor x = ramp(cl ? Shape{2, 9, 9, 12} : Shape{2, 12, 9, 9}, t, 0.37);
+      Tensor w = ramp({8, 6, 3, 3}, t, 0.11), b = ramp({8}, t, 0.5);
+      const Attrs a{{"pads", IL{1, 1, 1, 1}},
+                    {"group", int64_t{2}},
+                    {"layout", std::string(layout)},
+                    {"activation", std::string("silu")}};
+      Op plain = Op::create("conv2d", {x, w, b}, a);
+      Op packed = Op::create("conv2d", {x.desc(), TensorDesc::constant(w), b.desc()}, a);
+      const std::vector<Tensor> y1 = plain({x, w, b});
+      const std::vector<Tensor> y2 = packed({x, Tensor(), b});
+      EXPECT_TRUE(same_bits(y1[0], y2[0])) << dtype_name(t) << " " << layout;
+      EXPECT_LT(packed.workspace_bytes(), plain.workspace_bytes());
+
+      Tensor wt = ramp({12, 4, 4, 4}, t, 0.21);
+      const Attrs ta{
+          {"strides", IL{2, 2}}, {"pads", IL{1, 1, 1, 1}}, {"layout", std::string(layout)}};
+      Op tp = Op::create("conv_transpose2d", {x, wt}, ta);
+      Op tc = Op::create("conv_transpose2d", {x.desc(), TensorDesc::constant(wt)}, ta);
+      EXPECT_TRUE(same_bits(tp({x, wt})[0], tc({x, Tensor()})[0]))
+          << dtype_name(t) << " " << layout;
+      EXPECT_LT(tc.workspace_bytes(), tp.workspace_bytes());
+    }
+}
+
+std::vector<double> values(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.flat_get(i));
+  return v;
+}
+
+TEST(Resize, CoordinateConventions) {
+  Tensor x = Tensor::from<float>({0.0f, 1.0f}, {1, 1, 2});
+  auto run = [&](Attrs a) { return values(call("resize", {x}, a)[0]); };
+  EXPECT_EQ(run({{"mode", std::string("linear")}, {"scales", FL{2}}}),
+            (std::vector<double>{0, 0.25, 0.75, 1}));
+  EXPECT_EQ(run({{"mode", std::string("linear")},
+                 {"sizes", IL{3}},
+                 {"coordinate_transformation_mode", std::string("align_corners")}}),
+            (std::vector<double>{0, 0.5, 1}));
+  EXPECT_EQ(run({{"scales", FL{2}},
+                 {"coordinate_transformation_mode", std::string("asymmetric")},
+                 {"nearest_mode", std::string("floor")}}),
+            (std::vector<double>{0, 0, 1, 1}));
+  // half_pixel, x = (o + 0.5) / 1.5 - 0.5 = 0.5 at o = 1: ties.
+  Tensor x3 = Tensor::from<float>({0.0f, 1.0f}, {1, 1, 2});
+  EXPECT_EQ(
+      values(call("resize", {x3},
+                  {{"sizes", IL{3}}, {"nearest_mode", std::string("round_prefer_floor")}})[0]),
+      (std::vector<double>{0, 0, 1}));
+  EXPECT_EQ(values(call("resize", {x3},
+                        {{"sizes", IL{3}}, {"nearest_mode", std::string("round_prefer_ceil")}})[0]),
+            (std::vector<double>{0, 1, 1}));
+}
+
+TEST(Pool, NaNPropagatesAndPadCounting) {
+  Tensor x = Tensor::from<float>({1, NAN, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
+  const Attrs a{{"kernel_shape", IL{2, 2}}};
+  const std::vector<Tensor> r = call("max_pool2d_with_indices", {x}, a);
+  EXPECT_TRUE(std::isnan(r[0].flat_get(0)));
+  EXPECT_TRUE(std::isnan(r[0].flat_get(1)));
+  EXPECT_EQ(r[0].flat_get(3), 9);
+  EXPECT_EQ(r[1].flat_get(0), 1);  // the NaN's index
+  EXPECT_EQ(r[1].flat_get(3), 8);
+  Tensor ones = Tensor::from<float>({1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 3, 3});
+  const Attrs p{{"kernel_shape", IL{3, 3}}, {"pads", IL{1, 1, 1, 1}}};
+  Attrs pi = p;
+  pi.set("count_include_pad", int64_t{1});
+  EXPECT_EQ(call("avg_pool2d", {ones}, p)[0].flat_get(0), 1);
+  EXPECT_FLOAT_EQ(static_cast<float>(call("avg_pool2d", {ones}, pi)[0].flat_get(0)), 4.0f / 9.0f);
+}
+
+}  // namespace
+}  // namespace opsnn
