@@ -6,6 +6,7 @@
 
 #include "attrs.h"
 #include "calls.h"
+#include "cases.h"
 #include "custom.h"
 #include "opsnn/bench.h"
 #include "opsnn/check.h"
@@ -192,4 +193,5 @@ NB_MODULE(_core, m) {
   bind_calls(m);
   bind_packed(m);
   bind_custom(m);
+  bind_cases(m);
 }

@@ -1,6 +1,7 @@
 #include "packed.h"
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "opsnn/error.h"
 #include "opsnn/gemm.h"

@@ -1,7 +1,6 @@
 #include "tensors.h"
 
 #include <nanobind/ndarray.h>
-
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -191,18 +190,20 @@ nb::object from_tensor(opsnn::Tensor t, Kind kind) {
     sp = big.data();
   }
   for (size_t i = 0; i < rank; ++i) sp[i] = static_cast<size_t>(owned->shape()[i]);
+  // Strided tensors (views) keep their strides; contiguous ones pass none.
+  const int64_t* st = owned->is_contiguous() ? nullptr : owned->strides().data();
   const opsnn::DType dt = owned->dtype();
   void* data = owned->data();
   if (kind == Kind::torch)
-    return nb::cast(nb::ndarray<nb::pytorch>(data, rank, sp, owner, nullptr, dl_of(dt)),
+    return nb::cast(nb::ndarray<nb::pytorch>(data, rank, sp, owner, st, dl_of(dt)),
                     nb::rv_policy::reference);
   if (dt == opsnn::DType::bf16) {
     nb::object u =
-        nb::cast(nb::ndarray<nb::numpy>(data, rank, sp, owner, nullptr, nb::dtype<uint16_t>()),
+        nb::cast(nb::ndarray<nb::numpy>(data, rank, sp, owner, st, nb::dtype<uint16_t>()),
                  nb::rv_policy::reference);
     return u.attr("view")(types->bfloat16);
   }
-  return nb::cast(nb::ndarray<nb::numpy>(data, rank, sp, owner, nullptr, dl_of(dt)),
+  return nb::cast(nb::ndarray<nb::numpy>(data, rank, sp, owner, st, dl_of(dt)),
                   nb::rv_policy::reference);
 }
 
