@@ -5,7 +5,8 @@ kernel with the reference like any built-in op's."""
 
 from . import _core, functional
 
-_TYPES = {int: "i64", float: "f64", str: "str"}
+# Python type of a default -> the library's attribute type name.
+_TYPES = {int: "int", float: "float", str: "string"}
 
 
 def _arg(a):
@@ -20,12 +21,12 @@ def _arg(a):
 
 def _attr(name, spec):
     # spec: a default value (its type gives the attribute type), or
-    # {"type": "i64|f64|str|i64s|f64s", "default": ..., "doc": ...}
+    # {"type": "int|float|string|int list|float list", "default": ..., "doc": ...}
     if isinstance(spec, dict):
         has = "default" in spec
         return (name, spec["type"], spec.get("default"), has, spec.get("doc", ""))
     if isinstance(spec, (list, tuple)):
-        typ = "f64s" if any(isinstance(v, float) for v in spec) else "i64s"
+        typ = "float list" if any(isinstance(v, float) for v in spec) else "int list"
         return (name, typ, list(spec), True, "")
     if isinstance(spec, bool) or type(spec) not in _TYPES:
         raise TypeError(f"register_op: attribute '{name}': give a default int, float, str, "

@@ -102,7 +102,12 @@ nb::object run_op(const opsnn::Op& op, const Inputs& in, nb::handle out) {
                          std::to_string(n));
     for (size_t i = 0; i < n; ++i) {
       nb::object k;
-      outs[i] = to_tensor(seq ? out[i] : out, name, "out", &k);
+      nb::handle o = seq ? out[i] : out;
+      nb::object flags = nb::getattr(o, "flags", nb::none());
+      if (!flags.is_none() && nb::hasattr(flags, "writeable") &&
+          !nb::cast<bool>(flags.attr("writeable")))
+        throw opsnn::Error(name, "out", "a writeable array", "a read-only one");
+      outs[i] = to_tensor(o, name, "out", &k);
       if (k.is_valid()) keep.push_back(std::move(k));
     }
   }

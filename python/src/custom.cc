@@ -36,7 +36,9 @@ auto guarded(const std::string& op, const char* what, F f) {
   try {
     return f();
   } catch (nb::python_error& e) {
-    throw opsnn::Error(op, what, "a function that returns", e.what());
+    const std::string msg = nb::steal<nb::str>(PyObject_Str(e.value().ptr())).c_str();
+    throw opsnn::Error(op, what, "a function that returns",
+                       std::string(nb::type_name(e.type()).c_str()) + ": " + msg);
   } catch (nb::cast_error& e) {
     throw opsnn::Error(op, what, "a result of the documented type", e.what());
   }
@@ -129,7 +131,8 @@ opsnn::AttrType attr_type(const std::string& s) {
   for (opsnn::AttrType t : {opsnn::AttrType::i64, opsnn::AttrType::f64, opsnn::AttrType::str,
                             opsnn::AttrType::i64s, opsnn::AttrType::f64s})
     if (s == opsnn::attr_type_name(t)) return t;
-  throw opsnn::Error("register_op", "attribute type", "i64|f64|str|i64s|f64s", "'" + s + "'");
+  throw opsnn::Error("register_op", "attribute type", "int|float|string|int list|float list",
+                     "'" + s + "'");
 }
 
 using ArgTuple = std::tuple<std::string, std::string, bool, bool>;  // name, doc, optional, variadic

@@ -102,20 +102,22 @@ std::string py_type_name(nb::handle obj) {
   return nb::borrow<nb::str>(nb::type_name(obj.type())).c_str();
 }
 
+// str(x) (nb::str(handle) only borrows; it does not convert).
+std::string str_of(nb::handle h) { return nb::steal<nb::str>(PyObject_Str(h.ptr())).c_str(); }
+
 [[noreturn]] void not_a_tensor(nb::handle obj, const std::string& op, const std::string& arg) {
   if (is_torch(obj)) {
     if (nb::cast<bool>(obj.attr("requires_grad")))
       throw opsnn::Error(op, arg, "a tensor that does not require grad (ops_nn has no autograd)",
                          "requires_grad=True (pass x.detach())");
-    const std::string dev = nb::cast<std::string>(nb::str(obj.attr("device")));
+    const std::string dev = str_of(obj.attr("device"));
     if (dev.rfind("cpu", 0) != 0) throw opsnn::Error(op, arg, "a CPU tensor", "device " + dev);
-    throw opsnn::Error(op, arg, "a torch tensor of a supported dtype",
-                       nb::cast<std::string>(nb::str(obj.attr("dtype"))));
+    throw opsnn::Error(op, arg, "a torch tensor of a supported dtype", str_of(obj.attr("dtype")));
   }
   if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(types->ndarray_type.ptr()))
     throw opsnn::Error(op, arg,
                        "an array of dtype float32/float16/bfloat16/int8/uint8/int32/int64/bool",
-                       "dtype " + nb::cast<std::string>(nb::str(obj.attr("dtype"))));
+                       "dtype " + str_of(obj.attr("dtype")));
   throw opsnn::Error(op, arg, "a NumPy array, a torch CPU tensor or an object with __dlpack__",
                      py_type_name(obj));
 }
@@ -138,7 +140,7 @@ Kind kind_of(nb::handle obj) {
 
 opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string& arg,
                         nb::object* keep) {
-  nb::ndarray<> a;
+  nb::ndarray<nb::ro> a;  // read-only arrays too (np.broadcast_to); out= is checked by run_op
   bool bf16_view = false;
   if (!nb::try_cast(obj, a, /*convert=*/false)) {
     // NumPy cannot export ml_dtypes' bfloat16 through the buffer protocol or
@@ -153,6 +155,10 @@ opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string
       not_a_tensor(obj, op, arg);
     }
   }
+  if (a.device_type() == nb::device::cpu::value && !bf16_view &&
+      Py_TYPE(obj.ptr()) != reinterpret_cast<PyTypeObject*>(types->ndarray_type.ptr()) &&
+      is_torch(obj) && nb::cast<bool>(obj.attr("requires_grad")))
+    not_a_tensor(obj, op, arg);
   if (a.device_type() != nb::device::cpu::value)
     throw opsnn::Error(op, arg, "a CPU tensor", "device type " + std::to_string(a.device_type()));
   opsnn::DType dt;
@@ -175,7 +181,8 @@ opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string
     acc *= shape[i];
   }
   if (contiguous) strides.clear();
-  return opsnn::Tensor::wrap(a.data(), shape, dt, strides);
+  // The library only writes through tensors passed as outputs (run_op checks out=).
+  return opsnn::Tensor::wrap(const_cast<void*>(a.data()), shape, dt, strides);
 }
 
 nb::object from_tensor(opsnn::Tensor t, Kind kind) {
@@ -215,7 +222,7 @@ opsnn::DType dtype_from_py(nb::handle obj) {
       nb::hasattr(obj, "itemsize") && nb::hasattr(obj, "name"))
     return opsnn::dtype_from_name(nb::cast<std::string>(obj.attr("name")));
   if (nb::hasattr(obj, "is_floating_point")) {  // torch.dtype
-    std::string s = nb::cast<std::string>(nb::str(obj));
+    std::string s = str_of(obj);
     if (s.rfind("torch.", 0) == 0) s = s.substr(6);
     return opsnn::dtype_from_name(s);
   }
