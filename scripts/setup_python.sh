@@ -14,4 +14,11 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 echo "setup_python: installing ${missing[*]}"
-"$PY" -m pip install --quiet --disable-pip-version-check "${missing[@]}"
+pip_install() { "$PY" -m pip install --quiet --disable-pip-version-check "$@"; }
+# Debian's own python3 refuses pip installs into it (PEP 668) unless told.
+if "$PY" -c 'import sys; sys.exit(0 if sys.prefix == sys.base_prefix else 1)' &&
+  [ -e "$("$PY" -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')/EXTERNALLY-MANAGED" ]; then
+  pip_install --break-system-packages "${missing[@]}"
+else
+  pip_install "${missing[@]}"
+fi

@@ -15,6 +15,7 @@
 #include "opsnn/plugin.h"
 #include "packed.h"
 #include "tensors.h"
+#include "timing.h"
 
 namespace nb = nanobind;
 using namespace ops_nn;
@@ -194,4 +195,5 @@ NB_MODULE(_core, m) {
   bind_packed(m);
   bind_custom(m);
   bind_cases(m);
+  bind_timing(m);
 }

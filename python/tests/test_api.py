@@ -252,3 +252,18 @@ def test_torch_out_and_mixed():
     torch.testing.assert_close(out, torch.relu(x))
     y = F.add(np.ones(3, np.float32), torch.ones(3))  # the first input's kind
     assert isinstance(y, np.ndarray)
+
+
+def test_ops_is_the_cli_listing():
+    import json
+    import os
+    import subprocess
+    cli = os.environ.get("OPSNN_CLI")
+    if not cli or not os.path.exists(cli):
+        pytest.skip("OPSNN_CLI (the opsnn tool) not built")
+    listing = json.loads(subprocess.run([cli, "ops", "--json"], check=True, capture_output=True,
+                                        text=True).stdout)
+    mine = {o["name"]: o for o in ops_nn.ops()}
+    assert listing["isa"] == ops_nn.isa()
+    for o in listing["ops"]:  # the CLI lists only its registry (no Python-registered ops)
+        assert mine[o["name"]] == o
