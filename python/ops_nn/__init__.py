@@ -15,6 +15,7 @@ from ._core import (
     TensorDesc,
     bench,
     check,
+    constant,
     cpu_info,
     desc,
     isa,
@@ -72,7 +73,7 @@ _core.load_plugins_from_env()
 functional._refresh()
 
 __all__ = [
-    "Error", "Op", "PackedMatrix", "TensorDesc", "bench", "check", "cpu_info", "desc",
+    "Error", "Op", "PackedMatrix", "TensorDesc", "bench", "check", "constant", "cpu_info", "desc",
     "functional", "isa", "load_plugin", "matmul_packed", "num_threads", "ops", "pack_matrix",
     "register_op", "set_isa", "set_num_threads",
 ]

@@ -116,7 +116,8 @@ nb::object run_op(const opsnn::Op& op, const Inputs& in, nb::handle out) {
   for (const Tensor& t : in.tensors) last_in.push_back(reinterpret_cast<uintptr_t>(t.data()));
   for (const Tensor& t : outs) last_out.push_back(reinterpret_cast<uintptr_t>(t.data()));
   {
-    void* ws = thread_workspace(op.workspace_bytes());
+    const size_t bytes = op.workspace_bytes();
+    std::span<std::byte> ws(static_cast<std::byte*>(thread_workspace(bytes)), bytes);
     nb::gil_scoped_release release;
     op.run(in.tensors, outs, ws);
   }
@@ -217,6 +218,14 @@ class PyOp {
 
   nb::object call(nb::args inputs, nb::handle out) {
     Inputs in = convert_inputs(*op_.call().schema, inputs);
+    // Trailing constant operands may be left out (the Op holds their data).
+    const auto& descs = op_.call().inputs;
+    for (size_t i = in.tensors.size(); i < descs.size(); ++i) {
+      if (descs[i].constant_value() == nullptr && op_.call().has_input(i))
+        throw opsnn::Error(op_.call().op(), input_arg(*op_.call().schema, i), "a tensor",
+                           "none (only constant operands may be left out)");
+      in.tensors.emplace_back();
+    }
     return run_op(op_, in, out);
   }
 
@@ -246,11 +255,24 @@ void bind_calls(nb::module_& m) {
       .def_prop_ro("shape", [](const TensorDesc& d) { return nb::tuple(nb::cast(d.shape)); })
       .def_prop_ro("strides",
                    [](const TensorDesc& d) { return nb::tuple(nb::cast(d.effective_strides())); })
-      .def("__repr__", [](const TensorDesc& d) { return "TensorDesc(" + d.str() + ")"; });
+      .def_prop_ro("is_constant", [](const TensorDesc& d) { return d.constant_value() != nullptr; })
+      .def("__repr__", [](const TensorDesc& d) {
+        return "TensorDesc(" + d.str() + (d.constant_value() ? ", constant" : "") + ")";
+      });
 
   m.def(
       "desc", [](nb::handle x) { return to_tensor(x, "desc", "x").desc(); }, nb::arg("x"),
       "The TensorDesc of an array or tensor (no copy).");
+
+  m.def(
+      "constant",
+      [](nb::handle x) {
+        // Copied once into the library: the Op keeps it, whatever the caller does with x.
+        return TensorDesc::constant(to_tensor(x, "constant", "x").clone());
+      },
+      nb::arg("x"),
+      "A constant operand for ops_nn.Op: the description of x carrying a copy of its data, "
+      "which the kernel may pack at create (the GEMM family packs B once).");
 
   nb::class_<Function>(m, "_Function")
       .def(nb::init<const std::string&>())

@@ -33,7 +33,7 @@ double time_cpp(const std::string& name, nb::list inputs, nb::dict attrs, int64_
   for (const opsnn::TensorDesc& d : op.outputs())
     outs.push_back(opsnn::Tensor::empty(d.shape, d.dtype));
   opsnn::Arena ws(op.workspace_bytes() + opsnn::kAlignment);
-  void* w = ws.allocate(op.workspace_bytes());
+  auto w = ws.span(op.workspace_bytes());
   nb::gil_scoped_release release;
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < calls; ++i) {

@@ -267,3 +267,18 @@ def test_ops_is_the_cli_listing():
     assert listing["isa"] == ops_nn.isa()
     for o in listing["ops"]:  # the CLI lists only its registry (no Python-registered ops)
         assert mine[o["name"]] == o
+
+
+def test_constant_operands(rng):
+    x = rng.standard_normal((7, 64)).astype(np.float32)
+    w = rng.standard_normal((32, 64)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    plain = ops_nn.Op("linear", inputs=[x, w, b])
+    lin = ops_nn.Op("linear", inputs=[x, ops_nn.constant(w), ops_nn.constant(b)])
+    assert lin.inputs[1].is_constant and not lin.inputs[0].is_constant
+    ref = plain(x, w, b)
+    w[:] = 0  # the Op keeps its own copy of the constant
+    np.testing.assert_array_equal(lin(x), ref)
+    np.testing.assert_array_equal(lin(x, None, None), ref)
+    with pytest.raises(ops_nn.Error, match="only constant operands may be left out"):
+        ops_nn.Op("linear", inputs=[x, w, b])(x)

@@ -106,7 +106,7 @@ BenchResult bench_op(const std::string& op_name, const std::string& kase, DType 
     r.timing = time_it(pb.run, 10, 0.5);
   } else {
     Arena ws(op.workspace_bytes() + kAlignment);
-    void* w = ws.allocate(op.workspace_bytes());
+    auto w = ws.span(op.workspace_bytes());
     r.timing = time_it([&] { op.run(ins, outs, w); }, 10, 0.5);
   }
   r.isa = isa_name(active_isa());
