@@ -15,7 +15,7 @@ namespace dl = nb::dlpack;
 
 struct Types {
   nb::object numpy, ndarray_type, uint16, bfloat16;  // numpy module, its types, ml_dtypes.bfloat16
-  nb::object torch_tensor;                           // torch.Tensor once torch is imported
+  nb::object torch_tensor, torch_from_numpy;         // torch.Tensor, torch.from_numpy
   bool torch_looked_up = false;
 };
 Types* types = nullptr;  // leaked on purpose: never decref'ed after the interpreter ends
@@ -25,6 +25,7 @@ PyObject* torch_tensor_type() {
     nb::dict mods = nb::borrow<nb::dict>(PyImport_GetModuleDict());
     if (!mods.contains("torch")) return nullptr;
     types->torch_tensor = nb::getattr(mods["torch"], "Tensor", nb::none());
+    types->torch_from_numpy = nb::getattr(mods["torch"], "from_numpy", nb::none());
     types->torch_looked_up = true;
   }
   return types->torch_tensor.is_none() ? nullptr : types->torch_tensor.ptr();
@@ -138,27 +139,9 @@ Kind kind_of(nb::handle obj) {
   return is_torch(obj) ? Kind::torch : Kind::numpy;
 }
 
-opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string& arg,
-                        nb::object* keep) {
-  nb::ndarray<nb::ro> a;  // read-only arrays too (np.broadcast_to); out= is checked by run_op
-  bool bf16_view = false;
-  if (!nb::try_cast(obj, a, /*convert=*/false)) {
-    // NumPy cannot export ml_dtypes' bfloat16 through the buffer protocol or
-    // DLPack: read the same memory as uint16.
-    if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(types->ndarray_type.ptr()) &&
-        obj.attr("dtype").equal(types->bfloat16)) {
-      nb::object v = obj.attr("view")(types->uint16);
-      if (!nb::try_cast(v, a, false)) not_a_tensor(obj, op, arg);
-      if (keep) *keep = v;
-      bf16_view = true;
-    } else {
-      not_a_tensor(obj, op, arg);
-    }
-  }
-  if (a.device_type() == nb::device::cpu::value && !bf16_view &&
-      Py_TYPE(obj.ptr()) != reinterpret_cast<PyTypeObject*>(types->ndarray_type.ptr()) &&
-      is_torch(obj) && nb::cast<bool>(obj.attr("requires_grad")))
-    not_a_tensor(obj, op, arg);
+// The opsnn view of an imported array (bf16_view: uint16 memory holding bf16).
+opsnn::Tensor wrap_array(const nb::ndarray<nb::ro>& a, nb::handle obj, const std::string& op,
+                         const std::string& arg, bool bf16_view) {
   if (a.device_type() != nb::device::cpu::value)
     throw opsnn::Error(op, arg, "a CPU tensor", "device type " + std::to_string(a.device_type()));
   opsnn::DType dt;
@@ -185,6 +168,44 @@ opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string
   return opsnn::Tensor::wrap(const_cast<void*>(a.data()), shape, dt, strides);
 }
 
+opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string& arg,
+                        nb::object* keep) {
+  nb::ndarray<nb::ro> a;  // read-only arrays too (np.broadcast_to); out= is checked by run_op
+  bool bf16_view = false;
+  const bool numpy =
+      Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(types->ndarray_type.ptr());
+  if (!numpy && is_torch(obj)) {
+    // A CPU tensor's .numpy() view is imported 3-4x faster than its
+    // __dlpack__; it refuses bf16, grad-requiring and non-CPU tensors,
+    // which take the DLPack path below (and its messages).
+    if (nb::cast<bool>(obj.attr("requires_grad"))) not_a_tensor(obj, op, arg);
+    PyObject* v = PyObject_CallMethod(obj.ptr(), "numpy", nullptr);
+    if (v) {
+      nb::object view = nb::steal(v);
+      if (nb::try_cast(view, a, false)) {
+        if (keep) *keep = view;
+        return wrap_array(a, obj, op, arg, false);
+      }
+    } else {
+      PyErr_Clear();
+    }
+  }
+  if (!nb::try_cast(obj, a, /*convert=*/false)) {
+    // NumPy cannot export ml_dtypes' bfloat16 through the buffer protocol or
+    // DLPack: read the same memory as uint16.
+    if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(types->ndarray_type.ptr()) &&
+        obj.attr("dtype").equal(types->bfloat16)) {
+      nb::object v = obj.attr("view")(types->uint16);
+      if (!nb::try_cast(v, a, false)) not_a_tensor(obj, op, arg);
+      if (keep) *keep = v;
+      bf16_view = true;
+    } else {
+      not_a_tensor(obj, op, arg);
+    }
+  }
+  return wrap_array(a, obj, op, arg, bf16_view);
+}
+
 nb::object from_tensor(opsnn::Tensor t, Kind kind) {
   auto* owned = new opsnn::Tensor(std::move(t));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<opsnn::Tensor*>(p); });
@@ -201,6 +222,10 @@ nb::object from_tensor(opsnn::Tensor t, Kind kind) {
   const int64_t* st = owned->is_contiguous() ? nullptr : owned->strides().data();
   const opsnn::DType dt = owned->dtype();
   void* data = owned->data();
+  if (kind == Kind::torch && dt != opsnn::DType::bf16 && !types->torch_from_numpy.is_none())
+    // torch.from_numpy of the NumPy view: 10x cheaper than torch's DLPack import.
+    return types->torch_from_numpy(nb::cast(
+        nb::ndarray<nb::numpy>(data, rank, sp, owner, st, dl_of(dt)), nb::rv_policy::reference));
   if (kind == Kind::torch)
     return nb::cast(nb::ndarray<nb::pytorch>(data, rank, sp, owner, st, dl_of(dt)),
                     nb::rv_policy::reference);
