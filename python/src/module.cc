@@ -155,6 +155,10 @@ nb::dict cpu_info_dict() {
 
 NB_MODULE(_core, m) {
   init_tensor_types();
+  // Python-registered ops keep their functions alive for the life of the
+  // process on purpose (the registry outlives the interpreter), and with them
+  // whatever those functions' globals hold: not a leak to warn about at exit.
+  nb::set_leak_warnings(false);
   // opsnn::Error -> ops_nn.Error (a ValueError) with the library's message.
   static nb::exception<opsnn::Error> error(m, "Error", PyExc_ValueError);
 
