@@ -143,26 +143,29 @@ class Function {
     if (static_cast<size_t>(nb::len(attrs)) != na)
       throw opsnn::Error(name_, "attributes", std::to_string(na) + " values",
                          std::to_string(nb::len(attrs)));
-    std::string& key = key_;
+    // Per thread: converting the call may run Python code that lets another
+    // thread into this function. Reused, so a warm call allocates no key.
+    thread_local std::string key;
+    thread_local std::vector<opsnn::AttrValue> values;
     key.clear();
     for (const Tensor& t : in.tensors) append_desc(key, t);
     key.push_back('|');
-    values_.clear();
+    values.clear();
     for (size_t i = 0; i < na; ++i) {
       nb::handle v = attrs[i];
       if (v.is_none()) {
         key.push_back('d');
-        values_.emplace_back(int64_t{0});
+        values.emplace_back(int64_t{0});
         continue;
       }
-      values_.push_back(attr_from_py(v, schema_->attrs[i], name_));
-      append_key(key, values_.back());
+      values.push_back(attr_from_py(v, schema_->attrs[i], name_));
+      append_key(key, values.back());
     }
     auto it = cache_.find(key);
     if (it == cache_.end()) {
       opsnn::Attrs a;
       for (size_t i = 0; i < na; ++i)
-        if (!attrs[i].is_none()) a.set(schema_->attrs[i].name, values_[i]);
+        if (!attrs[i].is_none()) a.set(schema_->attrs[i].name, values[i]);
       std::vector<TensorDesc> descs;
       for (const Tensor& t : in.tensors)
         descs.push_back(t.defined() ? t.desc() : TensorDesc::none());
@@ -182,9 +185,6 @@ class Function {
   std::string name_;
   const opsnn::OpSchema* schema_;
   std::unordered_map<std::string, std::shared_ptr<opsnn::Op>> cache_;
-  // Scratch reused between calls (the GIL is held while they are used).
-  std::string key_;
-  std::vector<opsnn::AttrValue> values_;
 };
 
 // Input description of ops_nn.Op: a TensorDesc, an example array or None.

@@ -20,6 +20,15 @@ struct Types {
 };
 Types* types = nullptr;  // leaked on purpose: never decref'ed after the interpreter ends
 
+// ml_dtypes.bfloat16, imported on first use (the import is slow and most
+// programs never need NumPy bfloat16).
+nb::handle bfloat16_dtype() {
+  if (!types->bfloat16.is_valid())
+    types->bfloat16 =
+        types->numpy.attr("dtype")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+  return types->bfloat16;
+}
+
 PyObject* torch_tensor_type() {
   if (!types->torch_looked_up) {
     nb::dict mods = nb::borrow<nb::dict>(PyImport_GetModuleDict());
@@ -130,7 +139,6 @@ void init_tensor_types() {
   types->numpy = nb::module_::import_("numpy");
   types->ndarray_type = types->numpy.attr("ndarray");
   types->uint16 = types->numpy.attr("dtype")("uint16");
-  types->bfloat16 = types->numpy.attr("dtype")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
 }
 
 Kind kind_of(nb::handle obj) {
@@ -194,7 +202,7 @@ opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string
     // NumPy cannot export ml_dtypes' bfloat16 through the buffer protocol or
     // DLPack: read the same memory as uint16.
     if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(types->ndarray_type.ptr()) &&
-        obj.attr("dtype").equal(types->bfloat16)) {
+        obj.attr("dtype").equal(bfloat16_dtype())) {
       nb::object v = obj.attr("view")(types->uint16);
       if (!nb::try_cast(v, a, false)) not_a_tensor(obj, op, arg);
       if (keep) *keep = v;
@@ -233,7 +241,7 @@ nb::object from_tensor(opsnn::Tensor t, Kind kind) {
     nb::object u =
         nb::cast(nb::ndarray<nb::numpy>(data, rank, sp, owner, st, nb::dtype<uint16_t>()),
                  nb::rv_policy::reference);
-    return u.attr("view")(types->bfloat16);
+    return u.attr("view")(bfloat16_dtype());
   }
   return nb::cast(nb::ndarray<nb::numpy>(data, rank, sp, owner, st, dl_of(dt)),
                   nb::rv_policy::reference);
@@ -256,7 +264,7 @@ opsnn::DType dtype_from_py(nb::handle obj) {
 }
 
 nb::object dtype_to_numpy(opsnn::DType t) {
-  if (t == opsnn::DType::bf16) return types->bfloat16;
+  if (t == opsnn::DType::bf16) return nb::borrow(bfloat16_dtype());
   static const char* names[] = {"float32", "float16", "bfloat16", "int8",
                                 "uint8",   "int32",   "int64",    "bool"};
   return types->numpy.attr("dtype")(names[static_cast<int>(t)]);
