@@ -122,7 +122,7 @@ def test_gil_released_while_kernels_run():
     t.join()
     # With the GIL held, the spinning thread could only run between calls (a
     # few increments); released, it runs the whole time.
-    assert during > 10000, (during, elapsed)
+    assert during > 1000, (during, elapsed)
 
 
 def test_threads_run_ops_concurrently_and_correctly(rng):
