@@ -97,3 +97,13 @@ def _refresh():
         g[pyname] = f
         _generated[name] = pyname
 
+
+
+def __getattr__(name):
+    # An op registered after the last refresh by other means (a plugin that
+    # C++ code loaded): generate it on first access.
+    if not name.startswith("__"):
+        _refresh()
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module 'ops_nn.functional' has no attribute '{name}' (no such op)")

@@ -19,7 +19,6 @@ nb::list cases(const std::string& op, nb::handle dtype, uint64_t seed) {
   const opsnn::DType t = dtype_from_py(dtype);
   nb::list all;
   if (!s.cases || !s.reference) return all;
-  nb::module_ np = nb::module_::import_("numpy");
   for (const opsnn::CheckCase& c : s.cases(t)) {
     std::vector<opsnn::Tensor> ins = opsnn::make_case_inputs(c, t, ++seed);
     opsnn::OpCall call = opsnn::make_call(s, opsnn::case_descs(c, t), c.attrs);
@@ -36,8 +35,7 @@ nb::list cases(const std::string& op, nb::handle dtype, uint64_t seed) {
       pins.append(x.defined() && (x.data() || x.numel() == 0) ? from_tensor(x, Kind::numpy)
                                                               : nb::none());
     for (size_t i = 0; i < rout.size(); ++i) {
-      nb::object a = np.attr("array")(nb::cast(rout[i].data), "float64");
-      refs.append(a.attr("reshape")(nb::cast(rout[i].shape)));
+      refs.append(numpy_f64(std::move(rout[i].data), rout[i].shape));
       opsnn::Tolerance tol = s.tolerance ? s.tolerance(call.outputs[i].dtype)
                                          : opsnn::default_tolerance(call.outputs[i].dtype);
       tols.append(nb::make_tuple(tol.atol * c.tol_scale, tol.rtol * c.tol_scale));

@@ -1,5 +1,6 @@
 #include "custom.h"
 
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -82,8 +83,7 @@ void reference(const PyFns& fns, const opsnn::OpCall& call, const std::vector<op
     nb::list args;
     for (const opsnn::RefTensor& r : in) {
       // A float64 copy the function may keep or modify.
-      auto a = np.attr("array")(nb::cast(r.data)).attr("reshape")(nb::cast(r.shape));
-      args.append(a);
+      args.append(numpy_f64(r.data, r.shape));
     }
     nb::object res = fns.reference(*nb::tuple(args), **attrs_dict(call));
     std::vector<nb::handle> rs = results(res);
@@ -96,8 +96,11 @@ void reference(const PyFns& fns, const opsnn::OpCall& call, const std::vector<op
       if (shape != out[i].shape)
         throw opsnn::Error(call.op(), "reference result " + std::to_string(i),
                            "shape " + opsnn::shape_str(out[i].shape), opsnn::shape_str(shape));
-      std::vector<double> flat = nb::cast<std::vector<double>>(a.attr("ravel")().attr("tolist")());
-      out[i].data = std::move(flat);
+      nb::ndarray<nb::ro, double, nb::c_contig> v;
+      if (!nb::try_cast(a, v, false))
+        throw opsnn::Error(call.op(), "reference result " + std::to_string(i), "a float64 array",
+                           "another type");
+      out[i].data.assign(v.data(), v.data() + v.size());
     }
     return 0;
   });

@@ -247,6 +247,14 @@ nb::object from_tensor(opsnn::Tensor t, Kind kind) {
                   nb::rv_policy::reference);
 }
 
+nb::object numpy_f64(std::vector<double> data, const opsnn::Shape& shape) {
+  auto* owned = new std::vector<double>(std::move(data));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+  std::vector<size_t> sp(shape.begin(), shape.end());
+  return nb::cast(nb::ndarray<nb::numpy, double>(owned->data(), sp.size(), sp.data(), owner),
+                  nb::rv_policy::reference);
+}
+
 opsnn::DType dtype_from_py(nb::handle obj) {
   if (nb::isinstance<nb::str>(obj)) return opsnn::dtype_from_name(nb::cast<std::string>(obj));
   // numpy dtype objects and types (np.float32, ml_dtypes.bfloat16) and torch dtypes

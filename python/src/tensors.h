@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 
 #include <string>
+#include <vector>
 
 #include "opsnn/tensor.h"
 
@@ -26,6 +27,9 @@ opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string
 
 // Hands `t`'s memory to Python (no copy): the array owns a reference to t's storage.
 nb::object from_tensor(opsnn::Tensor t, Kind kind);
+
+// A float64 NumPy array that takes over `data` (no copy), shaped `shape`.
+nb::object numpy_f64(std::vector<double> data, const opsnn::Shape& shape);
 
 // "f32", "float32", numpy/ml_dtypes dtypes and types, torch dtypes -> DType.
 opsnn::DType dtype_from_py(nb::handle obj);
