@@ -33,33 +33,21 @@ from . import functional  # noqa: E402
 from .custom import register_op  # noqa: E402
 
 
-class Op:
+class Op(_CoreOp):
     """Two-phase use of one op.
 
     ``op = ops_nn.Op("layer_norm", inputs=[x, w, b], axis=-1)`` validates the
-    inputs (arrays, tensors or :class:`TensorDesc`, ``None`` for an absent
-    optional input), infers the outputs and picks the kernel once;
-    ``op(x, w, b)`` then runs it on tensors of those descriptions as often as
-    wanted (no re-validation beyond O(rank) checks). ``out=`` writes into
-    caller buffers. ``kernel=`` forces a kernel by name (for tests).
+    inputs (arrays, tensors, :class:`TensorDesc` or :func:`constant`, ``None``
+    for an absent optional input), infers the outputs and picks the kernel
+    once; ``op(x, w, b)`` then runs it on tensors of those descriptions as
+    often as wanted (no re-validation beyond O(rank) checks; trailing
+    constant operands may be left out). ``out=`` writes into caller buffers.
+    ``kernel=`` forces a kernel by name (for tests). Properties: name,
+    kernel, inputs, outputs, workspace_bytes.
     """
 
-    __slots__ = ("_op",)
-
     def __init__(self, name, inputs, *, kernel="", **attrs):
-        self._op = _CoreOp(name, list(inputs), attrs, kernel)
-
-    def __call__(self, *inputs, out=None):
-        return self._op(*inputs, out=out)
-
-    name = property(lambda self: self._op.name)
-    kernel = property(lambda self: self._op.kernel, doc="The kernel dispatch picked.")
-    workspace_bytes = property(lambda self: self._op.workspace_bytes)
-    inputs = property(lambda self: self._op.inputs, doc="Input TensorDescs.")
-    outputs = property(lambda self: self._op.outputs, doc="Output TensorDescs.")
-
-    def __repr__(self):
-        return repr(self._op)
+        super().__init__(name, list(inputs), attrs, kernel)
 
 
 def load_plugin(path):
