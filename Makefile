@@ -8,7 +8,7 @@ CMAKE_FLAGS ?=
 
 PYTHON ?= python3
 
-.PHONY: setup build demo test test-release test-python test-asan install clean format
+.PHONY: setup build demo test test-release test-python test-pip test-asan install clean format
 
 setup:
 	@bash scripts/setup.sh
@@ -32,6 +32,14 @@ test-python: build
 	cmake --build $(BUILD) -j $(JOBS) --target ops_nn_python scaled_swish_plugin opsnn_cli
 	PYTHONPATH=$(BUILD)/python OPSNN_TEST_PLUGIN=$(BUILD)/examples/libscaled_swish_plugin.so \
 	  OPSNN_CLI=$(BUILD)/tools/opsnn/opsnn $(PYTHON) -m pytest -q python/tests
+
+# The user's path, opt-in (it compiles the library again): pip install . into
+# a fresh virtual environment, then the quick-start line.
+test-pip: setup
+	rm -rf $(BUILD)-venv && $(PYTHON) -m venv $(BUILD)-venv
+	$(BUILD)-venv/bin/pip install -q .
+	cd /tmp && $(CURDIR)/$(BUILD)-venv/bin/python -c \
+	  "import numpy as np, ops_nn; print(ops_nn.__version__, ops_nn.functional.gelu(np.ones((128, 128), np.float32)).shape)"
 
 $(ASAN_BUILD)/build.ninja: | setup
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPSNN_SANITIZE=ON \
