@@ -282,3 +282,21 @@ def test_constant_operands(rng):
     np.testing.assert_array_equal(lin(x, None, None), ref)
     with pytest.raises(ops_nn.Error, match="only constant operands may be left out"):
         ops_nn.Op("linear", inputs=[x, w, b])(x)
+
+
+def test_any_dlpack_object_is_read_in_place(rng):
+    class Dl:  # only the DLPack protocol, no buffer protocol
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    x = rng.standard_normal((9, 10)).astype(np.float32)
+    y = F.exp(Dl(x))
+    assert isinstance(y, np.ndarray)  # not NumPy or torch: results are NumPy arrays
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    assert ops_nn._core._last_pointers()[0] == [x.ctypes.data]
