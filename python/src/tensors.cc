@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "numpy_fast.h"
 #include "opsnn/error.h"
 
 namespace ops_nn {
@@ -135,6 +136,7 @@ std::string str_of(nb::handle h) { return nb::steal<nb::str>(PyObject_Str(h.ptr(
 }  // namespace
 
 void init_tensor_types() {
+  if (!numpy_fast_init()) throw nb::python_error();
   types = new Types();
   types->numpy = nb::module_::import_("numpy");
   types->ndarray_type = types->numpy.attr("ndarray");
@@ -182,6 +184,8 @@ opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string
   bool bf16_view = false;
   const bool numpy =
       Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(types->ndarray_type.ptr());
+  opsnn::Tensor fast;
+  if (numpy && numpy_fast_wrap(obj.ptr(), &fast)) return fast;
   if (!numpy && is_torch(obj)) {
     // A CPU tensor's .numpy() view is imported 3-4x faster than its
     // __dlpack__; it refuses bf16, grad-requiring and non-CPU tensors,
@@ -190,6 +194,10 @@ opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string
     PyObject* v = PyObject_CallMethod(obj.ptr(), "numpy", nullptr);
     if (v) {
       nb::object view = nb::steal(v);
+      if (numpy_fast_wrap(view.ptr(), &fast)) {
+        if (keep) *keep = view;
+        return fast;
+      }
       if (nb::try_cast(view, a, false)) {
         if (keep) *keep = view;
         return wrap_array(a, obj, op, arg, false);
@@ -215,6 +223,17 @@ opsnn::Tensor to_tensor(nb::handle obj, const std::string& op, const std::string
 }
 
 nb::object from_tensor(opsnn::Tensor t, Kind kind) {
+  if (t.dtype() != opsnn::DType::bf16 &&
+      (kind == Kind::numpy || !types->torch_from_numpy.is_none())) {
+    PyObject* arr = numpy_fast_array(t);
+    if (!arr) {
+      if (PyErr_Occurred()) throw nb::python_error();
+    } else if (kind == Kind::numpy) {
+      return nb::steal(arr);
+    } else {
+      return types->torch_from_numpy(nb::steal(arr));
+    }
+  }
   auto* owned = new opsnn::Tensor(std::move(t));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<opsnn::Tensor*>(p); });
   const size_t rank = static_cast<size_t>(owned->rank());
