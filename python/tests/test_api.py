@@ -204,9 +204,9 @@ def test_torch_in_torch_out():
 @needs_torch
 @pytest.mark.parametrize("name,tfn,kw", [
     ("silu", lambda x: torch.nn.functional.silu(x), {}),
-    ("relu", torch.relu, {}),
-    ("tanh", torch.tanh, {}),
-    ("sigmoid", torch.sigmoid, {}),
+    ("relu", lambda x: torch.relu(x), {}),
+    ("tanh", lambda x: torch.tanh(x), {}),
+    ("sigmoid", lambda x: torch.sigmoid(x), {}),
     ("softmax", lambda x: torch.softmax(x, -1), {"axis": -1}),
     ("gelu", lambda x: torch.nn.functional.gelu(x, approximate="tanh"), {"approximate": "tanh"}),
 ])
