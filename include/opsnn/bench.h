@@ -3,8 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "opsnn/dtype.h"
 #include "opsnn/thread_pool.h"
 
 namespace opsnn {
@@ -40,5 +42,21 @@ uint32_t stream_read(const void* p, size_t bytes);
 // f32 FMA throughput of the active ISA on the current thread count, GFLOP/s
 // (one FMA = 2 flops).
 double measure_fma_peak_gflops();
+
+// One benchmark of an op (what `opsnn bench` and ops_nn.bench() run).
+// `kase` is "k=v,...": the op's bench_case keys, or for ops without one
+// shape=AxBxC (every required input; n=N for one dim) with the other keys as
+// attributes; packed=1 times the op's pre-packed form (schema.bench_packed).
+// threads > 0 sets the thread count first. Times >= 10 runs and >= 0.5 s and
+// measures the machine's limit (FMA peak, read or copy bandwidth) in the same
+// call for `limit_fraction`.
+struct BenchResult {
+  std::string op, kase, kernel, isa, limit_kind;
+  DType dtype = DType::f32;
+  int threads = 0;
+  Timing timing;
+  double bytes = 0, flops = 0, gbps = 0, gflops = 0, limit = 0, limit_fraction = 0;
+};
+BenchResult bench_op(const std::string& op, const std::string& kase, DType dtype, int threads = 0);
 
 }  // namespace opsnn

@@ -3,49 +3,29 @@
 #include <string>
 
 #include "commands.h"
+#include "opsnn/listing.h"
 #include "opsnn/opsnn.h"
 
 namespace opsnn::cli {
 namespace {
 
-// The kernel dispatch would try first on this machine for a dtype (the
-// kernel may still decline particular shapes; `--log info` shows that).
-std::string first_kernel(const std::string& op, DType t) {
-  for (const KernelDesc& k : Registry::global().kernels(op)) {
-    if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok())) continue;
-    for (DType d : k.dtypes)
-      if (d == t) return k.name;
-  }
-  return "";
-}
-
 void run_ops(bool json) {
-  const Registry& reg = Registry::global();
   nlohmann::json arr = nlohmann::json::array();
-  for (const std::string& name : reg.op_names()) {
-    const OpSchema& s = reg.schema(name);
+  for (const OpListing& l : list_ops()) {
     nlohmann::json o;
-    o["name"] = name;
-    o["family"] = s.family;
-    o["doc"] = s.doc;
-    std::vector<std::string> dts, ins, outs, kernels;
+    o["name"] = l.name;
+    o["family"] = l.family;
+    o["doc"] = l.doc;
     nlohmann::json picks = nlohmann::json::object();
-    for (DType t : s.dtypes) {
-      dts.push_back(dtype_name(t));
-      picks[dtype_name(t)] = first_kernel(name, t);
-    }
-    for (const ArgSpec& a : s.inputs)
-      ins.push_back(a.name + (a.optional ? "?" : "") + (a.variadic ? "..." : ""));
-    for (const ArgSpec& a : s.outputs) outs.push_back(a.name);
-    for (const KernelDesc& k : reg.kernels(name)) kernels.push_back(k.name);
+    for (const auto& [dtype, kernel] : l.dispatch) picks[dtype] = kernel;
     nlohmann::json attrs = nlohmann::json::array();
-    for (const AttrSpec& a : s.attrs)
-      attrs.push_back({{"name", a.name}, {"type", attr_type_name(a.type)}, {"doc", a.doc}});
-    o["dtypes"] = dts;
-    o["inputs"] = ins;
-    o["outputs"] = outs;
+    for (const OpListing::Attr& a : l.attributes)
+      attrs.push_back({{"name", a.name}, {"type", a.type}, {"doc", a.doc}});
+    o["dtypes"] = l.dtypes;
+    o["inputs"] = l.inputs;
+    o["outputs"] = l.outputs;
     o["attributes"] = attrs;
-    o["kernels"] = kernels;
+    o["kernels"] = l.kernels;
     o["dispatch"] = picks;
     arr.push_back(o);
   }
