@@ -16,6 +16,8 @@ void register_builtin_ops(Registry& r) {
 
   register_shape_ops(r);
   register_cast_op(r);
+  register_shape_of_op(r);
+  register_view_ops(r);
   register_index_ops(r);
 
   register_matmul_ops(r);

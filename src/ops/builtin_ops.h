@@ -17,13 +17,17 @@ void register_norm_ops(Registry& r);
 
 void register_shape_ops(Registry& r);
 void register_cast_op(Registry& r);
+void register_shape_of_op(Registry& r);
+void register_view_ops(
+    Registry& r);  // squeeze, unsqueeze, flatten  // shape (folded by the graph planner)
 void register_index_ops(Registry& r);
 
 void register_matmul_ops(Registry& r);
 
 void register_attention_ops(Registry& r);
 
-void register_quant_ops(Registry& r);  // quantize, dequantize, quantize_dynamic, matmul_wq, matmul_int8
+void register_quant_ops(
+    Registry& r);  // quantize, dequantize, quantize_dynamic, matmul_wq, matmul_int8
 void register_matmul_wq_op(Registry& r);
 void register_matmul_int8_op(Registry& r);
 }  // namespace opsnn
