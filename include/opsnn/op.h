@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -81,8 +82,9 @@ struct OpCall {
   // Throws the standard error: "<op>: <arg>: expected <expected>, got <got>".
   [[noreturn]] void fail(const std::string& arg, const std::string& expected,
                          const std::string& got) const;
-  // Normalises a possibly negative axis against `rank`, or fails naming `arg`.
-  int64_t axis(const std::string& arg, int64_t axis, int64_t rank) const;
+  // Normalises a possibly negative axis against `rank`, or fails naming `arg`
+  // (a string_view: kernels call this in run, which must not allocate).
+  int64_t axis(std::string_view arg, int64_t axis, int64_t rank) const;
 };
 
 // ---- float64 reference (the oracle of tests and `opsnn check`) ------------

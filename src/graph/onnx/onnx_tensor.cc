@@ -126,12 +126,26 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& base_d
     throw Error("onnx", what + " raw_data",
                 std::to_string(nbytes) + " bytes for " + shape_str(shape),
                 std::to_string(p.raw_data().size()) + " bytes");
-  Tensor t = Tensor::zeros(shape, dt);
+  // The data must be there before anything is allocated: a corrupt file may
+  // claim any shape.
+  if (!external && !p.has_raw_data()) {
+    int64_t count = 0;
+    switch (dt) {
+      case DType::f32: count = p.float_data_size(); break;
+      case DType::i64: count = p.int64_data_size(); break;
+      default: count = p.int32_data_size(); break;
+    }
+    if (count != n)
+      throw Error("onnx", what, std::to_string(n) + " values for " + shape_str(shape),
+                  std::to_string(count) + " values");
+  }
   if (external) {
     const std::string buf = read_external(p, base_dir, what, nbytes);
+    Tensor t = Tensor::empty(shape, dt);
     if (nbytes) std::memcpy(t.data(), buf.data(), nbytes);
     return t;
   }
+  Tensor t = Tensor::zeros(shape, dt);
   if (p.has_raw_data()) {
     if (nbytes) std::memcpy(t.data(), p.raw_data().data(), nbytes);
     return t;

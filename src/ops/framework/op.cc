@@ -16,10 +16,10 @@ void OpCall::fail(const std::string& arg, const std::string& expected,
   throw Error(op(), arg, expected, got);
 }
 
-int64_t OpCall::axis(const std::string& arg, int64_t a, int64_t rank) const {
+int64_t OpCall::axis(std::string_view arg, int64_t a, int64_t rank) const {
   const int64_t lo = rank > 0 ? -rank : -1, hi = rank > 0 ? rank : 1;
   if (a < lo || a >= hi)
-    fail(arg, "an axis in [" + std::to_string(lo) + ", " + std::to_string(hi) + ")",
+    fail(std::string(arg), "an axis in [" + std::to_string(lo) + ", " + std::to_string(hi) + ")",
          std::to_string(a));
   return a < 0 ? a + (rank > 0 ? rank : 1) : a;
 }
@@ -180,6 +180,21 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
   if (workspace_ && !workspace)
     throw Error(name, "workspace", std::to_string(workspace_) + " bytes", "nullptr");
   // O(rank) checks only: the tensors must be the ones phase one was asked about.
+  // Without absent or packed inputs the caller's tensors go to the kernel as
+  // they are: copying a Tensor copies its shape (a heap allocation), and a
+  // graph's steady-state run must allocate nothing.
+  bool as_given = inputs.size() == call.inputs.size();
+  for (size_t i = 0; as_given && i < call.inputs.size(); ++i)
+    as_given = call.has_input(i) && pack_offsets_[i] == SIZE_MAX;
+  if (as_given) {
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      if (t.dtype() != call.inputs[i].dtype || t.shape() != call.inputs[i].shape ||
+          (!call.inputs[i].is_contiguous() && t.strides() != call.inputs[i].strides) ||
+          (call.inputs[i].is_contiguous() && !t.is_contiguous()))
+        throw Error(name, "input " + std::to_string(i), call.inputs[i].str(), t.desc().str());
+    }
+  }
   Tensor local[16];
   std::vector<Tensor> heap;
   Tensor* ins = local;
@@ -187,7 +202,7 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
     heap.resize(call.inputs.size());
     ins = heap.data();
   }
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
+  for (size_t i = 0; !as_given && i < call.inputs.size(); ++i) {
     if (!call.has_input(i)) {
       ins[i] = Tensor();
       continue;
@@ -213,7 +228,7 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
       throw Error(name, "output " + std::to_string(i), "contiguous " + call.outputs[i].str(),
                   t.desc().str());
   }
-  kernel_->run(ins, outputs.data(),
+  kernel_->run(as_given ? inputs.data() : ins, outputs.data(),
                static_cast<char*>(workspace) + (workspace ? kernel_ws_offset_ : 0));
 }
 
