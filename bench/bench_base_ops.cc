@@ -47,7 +47,7 @@ struct Setup {
   std::vector<Tensor> ins, outs;
   std::unique_ptr<Op> op;
   std::unique_ptr<Arena> ws;
-  void* w = nullptr;
+  std::span<std::byte> w;
   double bytes = 0;
 };
 
@@ -57,7 +57,7 @@ std::unique_ptr<Setup> try_build(const OpSchema& s, const CheckCase& c) {
   st->op = std::make_unique<Op>(Op::create(s.name, st->ins, c.attrs));
   for (const TensorDesc& d : st->op->outputs()) st->outs.push_back(Tensor::zeros(d.shape, d.dtype));
   st->ws = std::make_unique<Arena>(st->op->workspace_bytes() + kAlignment);
-  st->w = st->ws->allocate(st->op->workspace_bytes());
+  st->w = st->ws->span(st->op->workspace_bytes());
   double flops = 0;
   if (s.cost) {
     s.cost(st->op->call(), &st->bytes, &flops);

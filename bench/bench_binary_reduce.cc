@@ -39,7 +39,7 @@ void run_case(benchmark::State& state, const std::string& op, const std::vector<
   const double copy = copy_gbps();
   std::shared_ptr<void> ws(o.workspace_bytes() ? aligned_alloc_bytes(o.workspace_bytes()) : nullptr,
                            aligned_free);
-  for (auto _ : state) o.run(ins, outs, ws.get());
+  for (auto _ : state) o.run(ins, outs, {static_cast<std::byte*>(ws.get()), o.workspace_bytes()});
   state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
   state.counters["copy_GBps"] = copy;
   state.counters["frac_of_copy"] =

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   }
   auto by_hand = [&] {
     for (int i = 0; i < nodes; ++i)
-      ops[i].run(args[i], std::span<Tensor>(&results[i], 1), nullptr);
+      ops[i].run(args[i], std::span<Tensor>(&results[i], 1), {});
   };
   std::vector<double> tp, th;
   for (int r = 0; r < rounds + 50; ++r) {

@@ -72,7 +72,8 @@ struct Contender {
 struct WqCase {
   Op op;
   std::vector<Tensor> ins, outs;
-  Tensor ws;
+  std::unique_ptr<Arena> ws;
+  std::span<std::byte> w;
   quant::WqPaths paths;  // set before create and before every run
   WqCase(const Tensor& x, int64_t N, int bits, int group, quant::WqPaths p = quant::WqPaths{})
       : paths(p) {
@@ -82,11 +83,12 @@ struct WqCase {
            rand_f32({N, K / group}, 0.001f, 0.01f, 9)};
     op = Op::create("matmul_wq", ins, {{"bits", int64_t{bits}}, {"group", int64_t{group}}});
     for (const TensorDesc& d : op.outputs()) outs.push_back(Tensor::zeros(d.shape, d.dtype));
-    ws = Tensor::zeros({static_cast<int64_t>(op.workspace_bytes()) + 64}, DType::u8);
+    ws = std::make_unique<Arena>(op.workspace_bytes() + kAlignment);
+    w = ws->span(op.workspace_bytes());
   }
   void run() {
     quant::wq_paths() = paths;
-    op.run(ins, outs, ws.data());
+    op.run(ins, outs, w);
   }
   double weight_bytes() const { return static_cast<double>(ins[1].nbytes() + ins[2].nbytes()); }
 };

@@ -82,7 +82,7 @@ Result time_sdpa(const Case& c, DType dt, bool unfused, double seconds, bool hot
   Op op = Op::create("sdpa", ins[0], a);
   Tensor out = Tensor::zeros(op.outputs()[0].shape, dt);
   Arena ws(op.workspace_bytes() + kAlignment);
-  void* w = ws.allocate(op.workspace_bytes());
+  auto w = ws.span(op.workspace_bytes());
   Result r;
   r.kernel = op.kernel_name() + (unfused ? "(unfused)" : "");
   if (sets == 1) {

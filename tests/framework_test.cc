@@ -55,11 +55,89 @@ TEST(Op, TwoPhaseRunsWithoutReValidationAndChecksShapes) {
   Op op = Op::create("relu", {x.desc()});
   EXPECT_EQ(op.workspace_bytes(), 0u);
   Tensor y = Tensor::empty({1000}, DType::f32);
-  for (int rep = 0; rep < 3; ++rep) op.run({&x, 1}, {&y, 1}, nullptr);
+  for (int rep = 0; rep < 3; ++rep) op.run({&x, 1}, {&y, 1});
   EXPECT_EQ(y.flat_get(0), 0.0);
   EXPECT_FLOAT_EQ(static_cast<float>(y.flat_get(999)), 4.99f);
   Tensor wrong = Tensor::empty({999}, DType::f32);
-  EXPECT_THROW(op.run({&x, 1}, {&wrong, 1}, nullptr), Error);
+  EXPECT_THROW(op.run({&x, 1}, {&wrong, 1}), Error);
+}
+
+// Issue 15: "Op op; op.run(...) on a default-constructed Op dereferences null".
+TEST(Op, DefaultConstructedOrMovedFromOpThrowsInsteadOfCrashing) {
+  Tensor x = Tensor::zeros({4}, DType::f32), y = Tensor::empty({4}, DType::f32);
+  Op op;
+  const std::string want =
+      "Op: this: expected an Op made by Op::create, got a default-constructed or moved-from Op";
+  EXPECT_EQ(error_of([&] { op.run({&x, 1}, {&y, 1}); }), want);
+  EXPECT_EQ(error_of([&] { (void)op.outputs(); }), want);
+  EXPECT_EQ(error_of([&] { (void)op({x}); }), want);
+  Op made = Op::create("relu", {x.desc()});
+  Op taken = std::move(made);
+  EXPECT_EQ(error_of([&] {
+              made.run({&x, 1}, {&y, 1});
+            }),
+            want);  // NOLINT(bugprone-use-after-move)
+  EXPECT_NO_THROW(taken.run({&x, 1}, {&y, 1}));
+}
+
+// Issue 15: "run takes the workspace as a bare void*, so a too-small workspace
+// cannot be detected".
+TEST(Op, RunRefusesAWorkspaceThatIsTooSmallOrMisaligned) {
+  Tensor base = Tensor::zeros({6, 4}, DType::f32);
+  Tensor xt = base.permute({1, 0});
+  Op op = Op::create("abs", {xt.desc()});
+  const size_t need = op.workspace_bytes();
+  ASSERT_GT(need, 0u);
+  Arena arena(need + 2 * kAlignment);
+  std::span<std::byte> ws = arena.span(need + kAlignment);
+  Tensor y = Tensor::empty({4, 6}, DType::f32);
+  EXPECT_EQ(error_of([&] {
+              op.run({&xt, 1}, {&y, 1});
+            }),
+            "abs: workspace: expected at least " + std::to_string(need) + " bytes, got 0 bytes");
+  EXPECT_EQ(error_of([&] {
+              op.run({&xt, 1}, {&y, 1}, ws.first(need - 1));
+            }),
+            "abs: workspace: expected at least " + std::to_string(need) + " bytes, got " +
+                std::to_string(need - 1) + " bytes");
+  EXPECT_EQ(error_of([&] {
+              op.run({&xt, 1}, {&y, 1}, ws.subspan(1, need));
+            }),
+            "abs: workspace: expected a 64-byte aligned address, got a misaligned one");
+  EXPECT_NO_THROW(op.run({&xt, 1}, {&y, 1}, ws.first(need)));
+}
+
+TEST(Op, ConstantOperandIsSeenAtCreateAndMayBeOmittedAtRun) {
+  Tensor a = Tensor::zeros({3, 4}, DType::f32), b = Tensor::zeros({3, 4}, DType::f32);
+  for (int64_t i = 0; i < 12; ++i) {
+    a.flat_set(i, i);
+    b.flat_set(i, 100 - i);
+  }
+  TensorDesc bc = TensorDesc::constant(b);
+  ASSERT_NE(bc.constant_value(), nullptr);
+  EXPECT_EQ(bc.constant_value()->data(), b.data());  // shared, not copied
+  EXPECT_EQ(bc.str(), "f32[3, 4] const");
+  Op op = Op::create("add", {a.desc(), bc});
+  EXPECT_EQ(op.call().constant(0), nullptr);
+  ASSERT_NE(op.call().constant(1), nullptr);
+  Tensor y = Tensor::empty({3, 4}, DType::f32);
+  const Tensor none;
+  std::vector<Tensor> ins{a, none};
+  op.run(ins, {&y, 1});
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(y.flat_get(i), 100.0);
+  op.run(std::vector<Tensor>{a, b}, {&y, 1});  // the constant itself is accepted too
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(y.flat_get(i), 100.0);
+  // An ordinary input cannot be omitted.
+  Op plain = Op::create("add", {a.desc(), b.desc()});
+  EXPECT_EQ(error_of([&] {
+              plain.run(ins, {&y, 1});
+            }),
+            "add: input 1: expected f32[3, 4], got no tensor");
+  // A strided constant is stored contiguous.
+  Tensor bt = b.permute({1, 0});
+  TensorDesc btc = TensorDesc::constant(bt);
+  EXPECT_TRUE(btc.is_contiguous());
+  EXPECT_EQ(btc.constant_value()->get({1, 2}), bt.get({1, 2}));
 }
 
 TEST(Op, StridedInputIsPackedIntoTheWorkspace) {

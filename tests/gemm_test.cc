@@ -107,6 +107,43 @@ TEST(Gemm, PackedGatedMatchesFusedMatmul) {
   EXPECT_THROW(pack_matrix(rand_tensor({4, 7}, 1), false, true), Error);  // odd N
 }
 
+// A weight given as a constant operand is packed once at create: no
+// workspace, the same bits as the op packing it per call, on every kernel.
+TEST(Gemm, ConstantWeightIsPackedAtCreateWithTheSameBits) {
+  struct Case {
+    const char* op;
+    Shape x, w;
+    Attrs attrs;
+  };
+  const std::vector<Case> cases = {
+      {"matmul", {1, 257}, {257, 300}, {}},
+      {"matmul", {3, 37, 100}, {100, 129}, {}},
+      {"linear", {37, 100}, {65, 100}, {}},
+      {"fused_matmul", {20, 64}, {64, 48}, {{"activation", std::string("gelu")}}},
+      {"gemm", {30, 40}, {50, 40}, {{"transB", int64_t{1}}}},
+  };
+  for (const Case& c : cases)
+    for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+      SCOPED_TRACE(std::string(c.op) + " " + dtype_name(dt));
+      Tensor x = Tensor::empty(c.x, dt), w = Tensor::empty(c.w, dt);
+      copy_into(rand_tensor(c.x, 4), x);
+      copy_into(rand_tensor(c.w, 5), w);
+      for (const KernelDesc& k : Registry::global().kernels(c.op)) {
+        if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok())) continue;
+        Op per_call = Op::create(c.op, {x.desc(), w.desc()}, c.attrs, k.name);
+        Op packed = Op::create(c.op, {x.desc(), TensorDesc::constant(w)}, c.attrs, k.name);
+        if (k.name.find("_ref_") == std::string::npos) {
+          EXPECT_EQ(packed.workspace_bytes(), 0u);
+        }
+        Tensor want = per_call({x, w})[0];
+        Tensor got = Tensor::empty(want.shape(), want.dtype());
+        std::vector<Tensor> ins{x, Tensor()};
+        packed.run(ins, {&got, 1});
+        EXPECT_TRUE(same_bits(want, got)) << k.name;
+      }
+    }
+}
+
 TEST(Gemm, ClearErrors) {
   Tensor w = rand_tensor({8, 4}, 1);
   PackedMatrix pw = pack_matrix(w);

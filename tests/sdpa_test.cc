@@ -303,7 +303,7 @@ void long_sequence(int64_t L) {
   const size_t limit = size_t{64} << 20;
   EXPECT_LT(op.workspace_bytes(), limit);
   Arena arena(op.workspace_bytes() + kAlignment);
-  void* ws = arena.allocate(op.workspace_bytes());
+  auto ws = arena.span(op.workspace_bytes());
   Tensor out = Tensor::empty({1, 1, L, D}, DType::f32);
   op.run(std::vector<Tensor>{q, k, v}, {&out, 1}, ws);
   EXPECT_LT(arena.peak_bytes(), limit);

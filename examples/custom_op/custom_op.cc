@@ -20,7 +20,7 @@ int main() {
   for (int64_t i = 0; i < 8; ++i) x.flat_set(i, static_cast<double>(i) - 4);
   Op op = Op::create("scaled_swish", {x.desc()}, {{"beta", 2.0}});
   Tensor y = Tensor::empty(op.outputs()[0].shape, DType::f32);
-  op.run({&x, 1}, {&y, 1}, nullptr);
+  op.run({&x, 1}, {&y, 1});
   std::printf("kernel %s\n", op.kernel_name().c_str());
   for (int64_t i = 0; i < 8; ++i)
     std::printf("scaled_swish(%+.0f) = %+.6f\n", x.flat_get(i), y.flat_get(i));

@@ -27,7 +27,7 @@ void run_step(const Step& s, double copy_gbps) {
   Op op = Op::create(s.op, {x.desc()}, s.attrs);
   std::vector<Tensor> outs;
   for (const TensorDesc& d : op.outputs()) outs.push_back(Tensor::zeros(d.shape, d.dtype));
-  Timing t = time_it([&] { op.run({&x, 1}, outs, nullptr); }, 10, 0.2);
+  Timing t = time_it([&] { op.run({&x, 1}, outs); }, 10, 0.2);
   double bytes = static_cast<double>(x.nbytes());
   for (const Tensor& o : outs) bytes += static_cast<double>(o.nbytes());
   const double gbps = bytes / (t.min_ms * 1e-3) / 1e9;
@@ -93,7 +93,7 @@ void gpt2_layer(double peak_gflops) {
   size_t ws = 0;
   for (const Node& n : nodes) ws = std::max(ws, n.op.workspace_bytes());
   Arena arena(ws + kAlignment);
-  void* w = arena.allocate(ws);
+  auto w = arena.span(ws);
   auto run_layer = [&] {
     for (Node& n : nodes) n.op.run(n.in, n.out, w);
   };

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace opsnn {
 
@@ -25,6 +26,10 @@ class Arena {
   // Grows (re-allocates) only when empty; throws opsnn::Error otherwise.
   void reserve(size_t capacity_bytes);
   void* allocate(size_t bytes);  // throws opsnn::Error when out of capacity
+  // allocate() as a span, e.g. an Op's workspace: arena.span(op.workspace_bytes()).
+  std::span<std::byte> span(size_t bytes) {
+    return {static_cast<std::byte*>(allocate(bytes)), bytes};
+  }
   void reset() { used_ = 0; }
 
   size_t capacity() const { return capacity_; }

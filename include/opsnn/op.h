@@ -78,6 +78,11 @@ struct OpCall {
   const std::string& op() const;
   bool has_input(size_t i) const { return i < inputs.size() && present[i]; }
   const TensorDesc& in(size_t i) const { return inputs.at(i); }
+  // Input i's data when it was given as a constant operand
+  // (TensorDesc::constant), else nullptr. A kernel may pack it at create.
+  const Tensor* constant(size_t i) const {
+    return has_input(i) ? inputs[i].constant_value() : nullptr;
+  }
   const TensorDesc& out(size_t i) const { return outputs.at(i); }
   // Throws the standard error: "<op>: <arg>: expected <expected>, got <got>".
   [[noreturn]] void fail(const std::string& arg, const std::string& expected,
@@ -233,17 +238,24 @@ class Op {
   static Op create(const std::string& op, const std::vector<Tensor>& inputs,
                    const Attrs& attrs = {}, const std::string& force_kernel = "");
 
-  const OpCall& call() const { return *call_; }
-  const std::vector<TensorDesc>& outputs() const { return call_->outputs; }
+  // All accessors and run() throw opsnn::Error on an Op that Op::create did
+  // not make (default-constructed or moved-from).
+  const OpCall& call() const { return checked(); }
+  const std::vector<TensorDesc>& outputs() const { return checked().outputs; }
   size_t workspace_bytes() const { return workspace_; }
-  const std::string& kernel_name() const { return kernel_name_; }
+  const std::string& kernel_name() const { return (void)checked(), kernel_name_; }
 
-  // Phase two. `workspace` must hold workspace_bytes() (64-byte aligned).
-  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* workspace) const;
+  // Phase two. `workspace` must hold at least workspace_bytes() and start on
+  // a 64-byte boundary (an empty span when workspace_bytes() is 0). A
+  // constant input (TensorDesc::constant) may be passed as an undefined
+  // Tensor(): the kernel uses the data it was created with.
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           std::span<std::byte> workspace = {}) const;
   // Allocates outputs (and workspace) and runs.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
 
  private:
+  const OpCall& checked() const;
   std::shared_ptr<OpCall> call_;
   std::shared_ptr<KernelInstance> kernel_;
   std::string kernel_name_;

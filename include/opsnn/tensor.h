@@ -12,6 +12,7 @@
 namespace opsnn {
 
 using Shape = std::vector<int64_t>;
+class Tensor;
 using Strides = std::vector<int64_t>;
 
 std::string shape_str(const Shape& s);
@@ -34,6 +35,14 @@ struct TensorDesc {
     return d;
   }
   TensorDesc(DType t, Shape s, Strides st = {});
+  // A constant operand: the description of `value` (made contiguous) that
+  // carries its data. Given to Op::create, it tells the kernel that this
+  // input is known now and never changes, so the kernel may pack, reorder or
+  // quantize it once, at create. The data is shared, not copied: it must
+  // stay unchanged for the life of the Op.
+  static TensorDesc constant(const Tensor& value);
+  // The data of a constant operand; nullptr for an ordinary input.
+  const Tensor* constant_value() const { return constant_.get(); }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t numel() const;
   bool is_contiguous() const;
@@ -42,6 +51,7 @@ struct TensorDesc {
 
  private:
   mutable Strides cached_;
+  std::shared_ptr<const Tensor> constant_;
 };
 
 class Tensor {

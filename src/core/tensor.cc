@@ -49,6 +49,15 @@ TensorDesc::TensorDesc(DType t, Shape s, Strides st)
                 std::to_string(strides.size()));
 }
 
+TensorDesc TensorDesc::constant(const Tensor& value) {
+  if (!value.defined())
+    throw Error("tensor", "constant", "a tensor with data", "an undefined tensor");
+  auto data = std::make_shared<const Tensor>(value.contiguous());
+  TensorDesc d(data->dtype(), data->shape());
+  d.constant_ = std::move(data);
+  return d;
+}
+
 int64_t TensorDesc::numel() const { return shape_numel(shape, dtype_size(dtype)); }
 
 const Strides& TensorDesc::effective_strides() const {
@@ -78,6 +87,7 @@ bool TensorDesc::is_contiguous() const {
 std::string TensorDesc::str() const {
   std::string r = std::string(dtype_name(dtype)) + shape_str(shape);
   if (!is_contiguous()) r += " strides " + shape_str(strides);
+  if (constant_) r += " const";
   return r;
 }
 

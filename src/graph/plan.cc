@@ -17,7 +17,7 @@ struct Plan::Impl {
   struct Step {
     Op op;
     std::vector<Tensor> ins, outs;  // persistent: bound into the arena once
-    size_t ws_offset = 0;
+    size_t ws_offset = 0, ws_bytes = 0;
   };
   struct Binding {  // a graph input's uses: (step, input slot)
     std::vector<std::pair<size_t, size_t>> slots;
@@ -256,7 +256,12 @@ Plan Plan::create(const Graph& g, const std::vector<TensorDesc>& input_descs,
       info.kernel = "view";
       pend.push_back({&n, Kind::view, Op(), P.info.size()});
     } else {
-      Op op = Op::create(n.op, descs, attrs);
+      // Weights and folded values are constant operands: kernels may pack them now.
+      std::vector<TensorDesc> cdescs = descs;
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (n.inputs[k] != kNoValue && st[n.inputs[k]].constant.defined())
+          cdescs[k] = TensorDesc::constant(st[n.inputs[k]].constant);
+      Op op = Op::create(n.op, cdescs, attrs);
       info.kernel = op.kernel_name();
       info.workspace_bytes = op.workspace_bytes();
       pend.push_back({&n, Kind::run, std::move(op), P.info.size()});
@@ -362,6 +367,7 @@ Plan Plan::create(const Graph& g, const std::vector<TensorDesc>& input_descs,
     }
     for (ValueId v : n.outputs) step.outs.push_back(tensor_of(v));
     step.ws_offset = ws_buf[s] >= 0 ? bufs[ws_buf[s]].offset : 0;
+    step.ws_bytes = step.op.workspace_bytes();
     P.steps.push_back(std::move(step));
   }
   for (ValueId v : g.outputs()) {
@@ -415,7 +421,8 @@ void Plan::run(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
       throw Error("plan", "output " + std::to_string(i), P.out_descs[i].str(), t.desc().str());
   }
   std::byte* arena = P.arena.get();
-  for (Impl::Step& s : P.steps) s.op.run(s.ins, s.outs, arena ? arena + s.ws_offset : nullptr);
+  for (Impl::Step& s : P.steps)
+    s.op.run(s.ins, s.outs, {s.ws_bytes ? arena + s.ws_offset : nullptr, s.ws_bytes});
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Impl::OutputSource& src = P.out_src[i];
     copy_into(src.input >= 0 ? inputs[src.input] : src.tensor, outputs[i]);

@@ -107,7 +107,7 @@ int run_bench(const BenchArgs& a) {
     tm = time_it(pb.run, 10, 0.5);
   } else {
     Arena ws(op.workspace_bytes() + kAlignment);
-    void* w = ws.allocate(op.workspace_bytes());
+    auto w = ws.span(op.workspace_bytes());
     tm = time_it([&] { op.run(ins, outs, w); }, 10, 0.5);
   }
 

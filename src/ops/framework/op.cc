@@ -164,12 +164,19 @@ Op Op::create(const std::string& op, const std::vector<Tensor>& inputs, const At
   return create(op, std::move(descs), attrs, force_kernel);
 }
 
-void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* workspace) const {
-  const OpCall& call = *call_;
+const OpCall& Op::checked() const {
+  if (!call_ || !kernel_)
+    throw Error("Op", "this", "an Op made by Op::create", "a default-constructed or moved-from Op");
+  return *call_;
+}
+
+void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+             std::span<std::byte> workspace) const {
+  const OpCall& call = checked();
   const std::string& name = call.op();
   if (inputs.size() != call.inputs.size() && !(inputs.size() < call.inputs.size() && [&] {
         for (size_t i = inputs.size(); i < call.inputs.size(); ++i)
-          if (call.has_input(i)) return false;
+          if (call.has_input(i) && !call.constant(i)) return false;
         return true;
       }()))
     throw Error(name, "inputs", std::to_string(call.inputs.size()) + " tensors",
@@ -177,34 +184,24 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
   if (outputs.size() != call.outputs.size())
     throw Error(name, "outputs", std::to_string(call.outputs.size()) + " tensors",
                 std::to_string(outputs.size()));
-  if (workspace_ && !workspace)
-    throw Error(name, "workspace", std::to_string(workspace_) + " bytes", "nullptr");
-  // O(rank) checks only: the tensors must be the ones phase one was asked about.
-  // Without absent or packed inputs the caller's tensors go to the kernel as
-  // they are: copying a Tensor copies its shape (a heap allocation), and a
-  // graph's steady-state run must allocate nothing.
-  bool as_given = inputs.size() == call.inputs.size();
-  for (size_t i = 0; as_given && i < call.inputs.size(); ++i)
-    as_given = call.has_input(i) && pack_offsets_[i] == SIZE_MAX;
-  if (as_given) {
-    for (size_t i = 0; i < call.inputs.size(); ++i) {
-      const Tensor& t = inputs[i];
-      if (t.dtype() != call.inputs[i].dtype || t.shape() != call.inputs[i].shape ||
-          (!call.inputs[i].is_contiguous() && t.strides() != call.inputs[i].strides) ||
-          (call.inputs[i].is_contiguous() && !t.is_contiguous()))
-        throw Error(name, "input " + std::to_string(i), call.inputs[i].str(), t.desc().str());
-    }
-  }
-  Tensor local[16];
-  std::vector<Tensor> heap;
-  Tensor* ins = local;
-  if (call.inputs.size() > 16) {
-    heap.resize(call.inputs.size());
-    ins = heap.data();
-  }
-  for (size_t i = 0; !as_given && i < call.inputs.size(); ++i) {
-    if (!call.has_input(i)) {
-      ins[i] = Tensor();
+  if (workspace.size() < workspace_)
+    throw Error(name, "workspace", "at least " + std::to_string(workspace_) + " bytes",
+                std::to_string(workspace.size()) + " bytes");
+  if (workspace_ && reinterpret_cast<uintptr_t>(workspace.data()) % kAlignment != 0)
+    throw Error(name, "workspace", "a " + std::to_string(kAlignment) + "-byte aligned address",
+                "a misaligned one");
+  char* const ws = reinterpret_cast<char*>(workspace.data());
+  // O(rank) checks only: the tensors must be the ones phase one was asked
+  // about. The caller's array goes to the kernel as it is unless an input has
+  // to be replaced (packed into the workspace, a constant operand passed as
+  // Tensor(), omitted trailing inputs); only then is a local array built.
+  bool direct = inputs.size() == call.inputs.size();
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!call.has_input(i)) continue;
+    const Tensor* c = call.constant(i);
+    if (i >= inputs.size() || !inputs[i].defined()) {
+      if (!c) throw Error(name, "input " + std::to_string(i), call.inputs[i].str(), "no tensor");
+      direct = false;
       continue;
     }
     const Tensor& t = inputs[i];
@@ -212,14 +209,8 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
         (!call.inputs[i].is_contiguous() && t.strides() != call.inputs[i].strides) ||
         (call.inputs[i].is_contiguous() && !t.is_contiguous()))
       throw Error(name, "input " + std::to_string(i), call.inputs[i].str(), t.desc().str());
-    if (pack_offsets_[i] != SIZE_MAX) {
-      Tensor packed =
-          Tensor::wrap(static_cast<char*>(workspace) + pack_offsets_[i], t.shape(), t.dtype());
-      copy_into(t, packed);
-      ins[i] = packed;
-    } else {
-      ins[i] = t;
-    }
+    // A constant's kernel may have packed it at create: it runs on what it was made with.
+    if ((c && t.data() != c->data()) || pack_offsets_[i] != SIZE_MAX) direct = false;
   }
   for (size_t i = 0; i < call.outputs.size(); ++i) {
     const Tensor& t = outputs[i];
@@ -228,17 +219,39 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs, void* wo
       throw Error(name, "output " + std::to_string(i), "contiguous " + call.outputs[i].str(),
                   t.desc().str());
   }
-  kernel_->run(as_given ? inputs.data() : ins, outputs.data(),
-               static_cast<char*>(workspace) + (workspace ? kernel_ws_offset_ : 0));
+  char* const kernel_ws = ws ? ws + kernel_ws_offset_ : nullptr;
+  if (direct) {
+    kernel_->run(inputs.data(), outputs.data(), kernel_ws);
+    return;
+  }
+  Tensor local[16];
+  std::vector<Tensor> heap;
+  Tensor* ins = local;
+  if (call.inputs.size() > 16) {
+    heap.resize(call.inputs.size());
+    ins = heap.data();
+  }
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!call.has_input(i)) continue;
+    if (const Tensor* c = call.constant(i)) {
+      ins[i] = *c;
+    } else if (pack_offsets_[i] != SIZE_MAX) {
+      ins[i] = Tensor::wrap(ws + pack_offsets_[i], inputs[i].shape(), inputs[i].dtype());
+      copy_into(inputs[i], ins[i]);
+    } else {
+      ins[i] = inputs[i];
+    }
+  }
+  kernel_->run(ins, outputs.data(), kernel_ws);
 }
 
 std::vector<Tensor> Op::operator()(const std::vector<Tensor>& inputs) const {
   std::vector<Tensor> outs;
-  outs.reserve(call_->outputs.size());
+  outs.reserve(checked().outputs.size());
   for (const TensorDesc& d : call_->outputs) outs.push_back(Tensor::empty(d.shape, d.dtype));
   std::shared_ptr<void> ws;
   if (workspace_) ws.reset(aligned_alloc_bytes(workspace_), aligned_free);
-  run(inputs, outs, ws.get());
+  run(inputs, outs, {static_cast<std::byte*>(ws.get()), workspace_});
   return outs;
 }
 

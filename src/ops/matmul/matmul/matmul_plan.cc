@@ -66,8 +66,8 @@ bool batch_parallel(const Plan& plan, int64_t nbatch) {
 
 }  // namespace
 
-void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out,
-              void* ws) {
+void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out, void* ws,
+              const void* packed_b) {
   int64_t nbatch = 1;
   for (int64_t d : plan.batch) nbatch *= d;
   if (nbatch == 0 || plan.M == 0 || plan.N == 0) return;
@@ -114,6 +114,14 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     gemm::run(params, plan.M, plan.N, plan.K, {at(A, o[0]), A.dtype(), plan.a.rs, plan.a.cs}, pb,
               plan.packed_dtype, ov, ep);
   };
+  if (packed_b) {  // constant B, packed at create; shared by every batch
+    for (int64_t bi = 0; bi < nbatch; ++bi) {
+      int64_t o[4];
+      offsets(bi, o);
+      gemm_one(bi, o, packed_b);
+    }
+    return;
+  }
   if (nbatch > 1 && batch_parallel(plan, nbatch)) {
     if (shared) {
       int64_t o[4];
@@ -154,9 +162,12 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
   struct Instance : KernelInstance {
     Plan plan;
     gemm::Params params;
-    size_t workspace_bytes() const override { return matmul::workspace_bytes(plan, params); }
+    std::shared_ptr<void> packed_b;  // a constant B, packed once at create
+    size_t workspace_bytes() const override {
+      return packed_b ? 0 : matmul::workspace_bytes(plan, params);
+    }
     void run(const Tensor* in, Tensor* out, void* ws) override {
-      run_plan(plan, params, in, out[0], ws);
+      run_plan(plan, params, in, out[0], ws, packed_b.get());
     }
   };
   int priority = 100;
@@ -174,6 +185,13 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
         inst->plan = plan_of(call);
         inst->plan.packed_dtype = call.in(inst->plan.b.input).dtype;
         inst->params = gemm::default_params(isa, k);
+        const Plan& p = inst->plan;
+        if (const Tensor* b = call.constant(p.b.input); b && p.b_shared()) {
+          const size_t bytes = matmul::workspace_bytes(p, inst->params);
+          inst->packed_b.reset(aligned_alloc_bytes(std::max<size_t>(bytes, 64)), aligned_free);
+          gemm::pack_b(inst->params, p.K, p.N, {b->data(), b->dtype(), p.b.rs, p.b.cs},
+                       inst->packed_b.get(), p.packed_dtype, p.gated);
+        }
         return inst;
       };
       r.add_kernel(op, std::move(d));

@@ -39,9 +39,11 @@ struct Plan {
 std::vector<int64_t> batch_strides(const Shape& shape, const Strides& strides, int mat_dims,
                                    const Shape& batch);
 
-// Runs the plan with the given engine parameters; `ws` holds workspace_bytes(plan, params).
-void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out,
-              void* ws);
+// Runs the plan with the given engine parameters. `packed_b`: B packed at
+// create (a constant, batch-shared B), or nullptr to pack B per call into
+// `ws`, which then holds workspace_bytes(plan, params).
+void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out, void* ws,
+              const void* packed_b = nullptr);
 size_t workspace_bytes(const Plan& plan, const gemm::Params& params);
 
 // Registers the GEMM kernels (every ISA x microkernel) for `op`; `plan_of`
