@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   std::vector<Op> ops;
   for (int i = 0; i < nodes; ++i) {
     const char* op = kOps[i % 6];
-    ops.push_back(binary(op) ? Op::create(op, std::vector<TensorDesc>{d, d}) : Op::create(op, std::vector<TensorDesc>{d}));
+    ops.push_back(binary(op) ? Op::create(op, std::vector<TensorDesc>{d, d})
+                             : Op::create(op, std::vector<TensorDesc>{d}));
   }
   Tensor x = Tensor::zeros({n}, DType::f32), y = Tensor::zeros({n}, DType::f32);
   Tensor bufs[2] = {Tensor::zeros({n}, DType::f32), Tensor::zeros({n}, DType::f32)};
@@ -60,8 +61,7 @@ int main(int argc, char** argv) {
     results[i] = bufs[i & 1];
   }
   auto by_hand = [&] {
-    for (int i = 0; i < nodes; ++i)
-      ops[i].run(args[i], std::span<Tensor>(&results[i], 1), {});
+    for (int i = 0; i < nodes; ++i) ops[i].run(args[i], std::span<Tensor>(&results[i], 1), {});
   };
   std::vector<double> tp, th;
   for (int r = 0; r < rounds + 50; ++r) {
@@ -78,12 +78,14 @@ int main(int argc, char** argv) {
   }
   std::sort(tp.begin(), tp.end());
   std::sort(th.begin(), th.end());
-  const double pmin = tp.front(), pmed = tp[tp.size() / 2], hmin = th.front(), hmed = th[th.size() / 2];
+  const double pmin = tp.front(), pmed = tp[tp.size() / 2], hmin = th.front(),
+               hmed = th[th.size() / 2];
   std::printf("%d nodes on f32[%lld], %d rounds, %d threads (interleaved; machine shared)\n", nodes,
               static_cast<long long>(n), rounds, num_threads());
   std::printf("plan.run          min %8.2f us  median %8.2f us\n", pmin, pmed);
   std::printf("ops by hand       min %8.2f us  median %8.2f us\n", hmin, hmed);
-  std::printf("per node: plan %.3f us, by hand %.3f us, executor overhead %.3f us (median %.3f us)\n",
-              pmin / nodes, hmin / nodes, (pmin - hmin) / nodes, (pmed - hmed) / nodes);
+  std::printf(
+      "per node: plan %.3f us, by hand %.3f us, executor overhead %.3f us (median %.3f us)\n",
+      pmin / nodes, hmin / nodes, (pmin - hmin) / nodes, (pmed - hmed) / nodes);
   return 0;
 }

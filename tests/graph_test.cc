@@ -1,18 +1,19 @@
 // The graph layer: builder, printer, plan (folding, views, in-place), the
 // memory planner, errors, determinism and allocation-free runs.
+#include "opsnn/graph.h"
+
+#include <execinfo.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <execinfo.h>
 #include <new>
 #include <random>
 #include <string>
 
 #include "graph/memory_plan.h"
-#include "opsnn/graph.h"
 #include "opsnn/opsnn.h"
 
 // Counting allocator for this test binary: every operator new is counted
@@ -57,7 +58,8 @@ Tensor random(const Shape& s, uint32_t seed, double scale = 1.0) {
   Tensor t = Tensor::empty(s, DType::f32);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = static_cast<float>(u(rng) * scale);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data_as<float>()[i] = static_cast<float>(u(rng) * scale);
   return t;
 }
 
@@ -85,7 +87,8 @@ Block make_block() {
   ValueId w2 = g.constant("w2", random({4 * C, C}, 6, 0.1));
   ValueId h = g.node("layer_norm", {x, ln_w, ln_b}, {}, "ln1")[0];
   ValueId qkv = g.node("add", {g.node("matmul", {h, wqkv}, {}, "qkv")[0], bqkv}, {}, "qkv_bias")[0];
-  auto parts = g.node("split", {qkv}, {{"axis", int64_t{-1}}, {"num_outputs", int64_t{3}}}, "split", 3);
+  auto parts =
+      g.node("split", {qkv}, {{"axis", int64_t{-1}}, {"num_outputs", int64_t{3}}}, "split", 3);
   auto heads = [&](ValueId v, const std::string& n) {
     ValueId r = g.node("reshape", {v}, {{"shape", std::vector<int64_t>{T, H, D}}}, n + "_r")[0];
     return g.node("transpose", {r}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, n + "_t")[0];
@@ -94,8 +97,8 @@ Block make_block() {
   ValueId kt = g.node("transpose", {k}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, "kT")[0];
   ValueId s = g.node("matmul", {q, kt}, {}, "scores")[0];
   ValueId scale = g.constant("scale", Tensor::from<float>({0.25f}, {}));
-  ValueId p = g.node("softmax", {g.node("mul", {s, scale}, {}, "scale")[0]}, {{"axis", int64_t{-1}}},
-                     "softmax")[0];
+  ValueId p = g.node("softmax", {g.node("mul", {s, scale}, {}, "scale")[0]},
+                     {{"axis", int64_t{-1}}}, "softmax")[0];
   ValueId o = g.node("matmul", {p, v}, {}, "pv")[0];
   ValueId ot = g.node("transpose", {o}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, "merge_t")[0];
   ValueId om = g.node("reshape", {ot}, {{"shape", std::vector<int64_t>{T, C}}}, "merge")[0];
@@ -123,7 +126,8 @@ TEST(Graph, ErrorsNameTheNode) {
   Graph g;
   ValueId x = g.input("x", DType::f32, {4});
   EXPECT_NE(error_of([&] { g.node("no_such_op", {x}); }).find("no_such_op"), std::string::npos);
-  EXPECT_NE(error_of([&] { g.node("relu", {ValueId{42}}, {}, "bad"); }).find("bad"), std::string::npos);
+  EXPECT_NE(error_of([&] { g.node("relu", {ValueId{42}}, {}, "bad"); }).find("bad"),
+            std::string::npos);
   // A cycle, made through the passes' mutable access.
   ValueId a = g.node("relu", {x}, {}, "a")[0];
   ValueId b = g.node("relu", {a}, {}, "b")[0];
@@ -138,7 +142,8 @@ TEST(Plan, MatchesOpByOpAndFoldsConstants) {
   ValueId w = g.constant("w", random({16, 16}, 7));
   // Constant-only chain: folded when the plan is made.
   ValueId wt = g.node("transpose", {w}, {}, "wt")[0];
-  ValueId wt2 = g.node("mul", {wt, g.constant("two", Tensor::from<float>({2.0f}, {}))}, {}, "w2")[0];
+  ValueId wt2 =
+      g.node("mul", {wt, g.constant("two", Tensor::from<float>({2.0f}, {}))}, {}, "w2")[0];
   ValueId y = g.node("gelu", {g.node("matmul", {x, wt2}, {}, "mm")[0]}, {}, "gelu")[0];
   g.output(y);
   Plan plan = Plan::create(g, {TensorDesc(DType::f32, {5, 16})});
@@ -147,7 +152,8 @@ TEST(Plan, MatchesOpByOpAndFoldsConstants) {
   EXPECT_EQ(plan.steps()[1].kernel, "folded");
   Tensor in = random({5, 16}, 8);
   Tensor got = plan({in})[0];
-  Tensor w2 = call("mul", {call("transpose", {g.value(w).data})[0], Tensor::from<float>({2.0f}, {})})[0];
+  Tensor w2 =
+      call("mul", {call("transpose", {g.value(w).data})[0], Tensor::from<float>({2.0f}, {})})[0];
   Tensor want = call("gelu", {call("matmul", {in, w2})[0]})[0];
   EXPECT_TRUE(same_bits(got, want));
   EXPECT_NE(plan.str().find("arena peak"), std::string::npos);
@@ -280,7 +286,9 @@ TEST(Plan, PinnedInputsDecideAttributes) {
   EXPECT_EQ(p.output_descs()[0].shape, (Shape{3, 4}));
   Tensor in = random({2, 6}, 1);
   EXPECT_EQ(p({in, shape})[0].shape(), (Shape{3, 4}));
-  EXPECT_NE(error_of([&] { p({in, Tensor::from<int64_t>({4, 3}, {2})}); }).find("make a new plan"),
+  EXPECT_NE(error_of([&] {
+              p({in, Tensor::from<int64_t>({4, 3}, {2})});
+            }).find("make a new plan"),
             std::string::npos);
 }
 

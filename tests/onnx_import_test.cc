@@ -178,7 +178,9 @@ TEST(OnnxImport, MalformedModelsGiveErrors) {
   m.node("MatMul", {"x", "w"}, {"y"}, "mm");
   m.output("y");
   graph::Graph g = m.import();
-  EXPECT_NE(error_of([&] { graph::Plan::create(g, {TensorDesc(DType::f32, {2, 3})}); }).find("matmul"),
+  EXPECT_NE(error_of([&] {
+              graph::Plan::create(g, {TensorDesc(DType::f32, {2, 3})});
+            }).find("matmul"),
             std::string::npos);
 }
 

@@ -4,8 +4,10 @@
 Selection: every test under DATA (default Debian's libonnx-testdata) whose
 model uses only op types the importer maps (`opsnn onnx-ops`) and only
 element types the library has (f32, f16, bf16, i8, u8, i32, i64, bool).
-Tests of mapped ops with other element types (double, string, ...) are
-listed as skipped with the reason. Prints pass/fail per test and per op
+Tests of mapped ops with other element types (double, string, ...) or
+opsets outside 7-21 are listed as skipped; tests of features the runtime
+does not have (KNOWN below: integer arithmetic, training mode, ...) run but
+are listed apart with the reason. Prints pass/fail per test and per op
 type and ends with `N passed, M failed`; exits 1 if any selected test fails.
 
 usage: onnx_node_tests.py OPSNN [--data DIR] [--filter SUBSTR] [-v]
@@ -14,6 +16,7 @@ import argparse
 import collections
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,6 +28,28 @@ from onnx import numpy_helper
 LIB_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
              onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT32,
              onnx.TensorProto.INT64, onnx.TensorProto.BOOL}
+
+
+# Tests of mapped op types that exercise a feature the runtime does not have,
+# each with the reason. They still run: they are listed as KNOWN (or XPASS if
+# one starts passing) and are not counted in the closing line.
+KNOWN = [
+    (r"_u?int(8|32|64)$|_int8_|test_pow_types_|test_where_long_example",
+     "integer operands: the library's add/sub/mul/div/pow/maximum/minimum/clip/where compute f32/bf16/f16 only"),
+    (r"select_last_index", "ArgMax select_last_index=1 (the library's argmax returns the first index)"),
+    (r"training|dropout_default_mask", "training mode or the Dropout mask / BatchNorm running statistics (an inference runtime)"),
+    (r"BFLOAT16", "ONNX 1.12's test data stores bfloat16 as UINT16 and truncates instead of rounding to nearest even"),
+    (r"test_reduce_sum_empty_axes_input_noop|test_reduce_sum_negative_axes_keepdims_random",
+     "noop_with_empty_axes=1 with the axes passed as a run-time input"),
+    (r"test_reshape_allowzero_reordered", "Reshape allowzero=1 with a zero in the shape"),
+]
+
+
+def known_reason(name):
+    for pattern, reason in KNOWN:
+        if re.search(pattern, name):
+            return reason
+    return None
 
 
 def tolerance(dtype):
@@ -84,7 +109,7 @@ def main():
         print("0 passed, 1 failed")
         return 1
     per_op = collections.defaultdict(lambda: [0, 0])
-    passed, failed, skipped, unmapped = [], [], [], 0
+    passed, failed, skipped, known, unmapped = [], [], [], [], 0
     with tempfile.TemporaryDirectory() as tmp:
         for d in tests:
             name = os.path.basename(d)
@@ -125,6 +150,10 @@ def main():
                     if why:
                         why = "output %d: %s" % (i, why)
                         break
+            reason = known_reason(name)
+            if reason:
+                known.append((name, reason, why))
+                continue
             for o in ops:
                 per_op[o][0 if why is None else 1] += 1
             if why is None:
@@ -136,11 +165,14 @@ def main():
                 print("FAIL %s: %s" % (name, why))
     for name, why in skipped:
         print("SKIP %s: %s" % (name, why))
+    for name, reason, why in known:
+        print("%s %s: %s%s" % ("KNOWN" if why else "XPASS", name, reason, " (%s)" % why if why else ""))
     print("\nper op type (passed/failed):")
     for o in sorted(per_op):
         p, f = per_op[o]
         print("  %-24s %3d / %d%s" % (o, p, f, "" if f == 0 else "  <-"))
     print("\n%d tests of unmapped op types not selected; %d skipped (element type or opset)" % (unmapped, len(skipped)))
+    print("%d known-unsupported features (KNOWN above, not counted)" % len(known))
     print("%d passed, %d failed" % (len(passed), len(failed)))
     return 1 if failed else 0
 

@@ -17,6 +17,11 @@ void layer_norm(MapContext& c) {
   int64_t rank = -1;
   if (c.graph().value(x).has_shape) rank = static_cast<int64_t>(c.graph().value(x).shape.size());
   std::vector<int64_t> axes;
+  const int64_t max_rank = rank >= 0 ? rank : 64;  // the axes are listed one by one
+  if (axis < -max_rank || axis > max_rank)
+    c.fail("attribute 'axis'",
+           "in [-" + std::to_string(max_rank) + ", " + std::to_string(max_rank) + "]",
+           std::to_string(axis));
   if (axis < 0) {
     for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
   } else {

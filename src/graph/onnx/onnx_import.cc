@@ -111,7 +111,7 @@ void MapContext::emit(const std::string& op, std::vector<ValueId> inputs, const 
   const int count = n >= 0 ? n : static_cast<int>(num_outputs());
   std::vector<std::string> out_names;
   for (int k = 0; k < count; ++k) {
-    std::string on = node_.output(k);
+    std::string on = k < node_.output_size() ? node_.output(k) : "";
     if (on.empty()) on = name_ + ":unused" + std::to_string(k);
     if (names_.count(on)) fail("output '" + on + "'", "a name no other value has", "a duplicate");
     out_names.push_back(on);

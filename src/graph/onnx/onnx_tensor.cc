@@ -131,9 +131,15 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& base_d
   if (!external && !p.has_raw_data()) {
     int64_t count = 0;
     switch (dt) {
-      case DType::f32: count = p.float_data_size(); break;
-      case DType::i64: count = p.int64_data_size(); break;
-      default: count = p.int32_data_size(); break;
+      case DType::f32:
+        count = p.float_data_size();
+        break;
+      case DType::i64:
+        count = p.int64_data_size();
+        break;
+      default:
+        count = p.int32_data_size();
+        break;
     }
     if (count != n)
       throw Error("onnx", what, std::to_string(n) + " values for " + shape_str(shape),
