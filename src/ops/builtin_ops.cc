@@ -8,6 +8,7 @@ void register_builtin_ops(Registry& r) {
   register_unary_ops(r);
   register_binary_ops(r);
   register_where_ops(r);
+  register_compare_ops(r);
   register_gated_ops(r);
   register_reduce_ops(r);
 

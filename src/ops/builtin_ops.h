@@ -9,6 +9,7 @@ void register_builtin_ops(Registry& r);
 void register_unary_ops(Registry& r);
 void register_binary_ops(Registry& r);
 void register_where_ops(Registry& r);
+void register_compare_ops(Registry& r);  // equal, less, ..., logical_and/or/xor/not
 void register_gated_ops(Registry& r);
 void register_reduce_ops(Registry& r);
 

@@ -12,6 +12,9 @@ void binary(MapContext& c) {
   if (c.opset() < 7 && c.has("broadcast")) c.i("broadcast", 0);
   c.emit(Op, {c.required(0), c.required(1)});
 }
+constexpr char kEqual[] = "equal", kLess[] = "less", kLessEqual[] = "less_equal",
+               kGreater[] = "greater", kGreaterEqual[] = "greater_equal", kAnd[] = "logical_and",
+               kOr[] = "logical_or", kXor[] = "logical_xor", kNot[] = "logical_not";
 constexpr char kAdd[] = "add", kSub[] = "sub", kMul[] = "mul", kDiv[] = "div", kPow[] = "pow";
 
 template <const char* Op>
@@ -105,6 +108,15 @@ void add_elementwise_mappings(MappingTable& t) {
       {"Max", 8, variadic<kMaximum>},
       {"Min", 8, variadic<kMinimum>},
       {"Sum", 8, variadic<kAdd>},
+      {"Equal", 7, binary<kEqual>},
+      {"Less", 7, binary<kLess>},
+      {"LessOrEqual", 12, binary<kLessEqual>},
+      {"Greater", 7, binary<kGreater>},
+      {"GreaterOrEqual", 12, binary<kGreaterEqual>},
+      {"And", 7, binary<kAnd>},
+      {"Or", 7, binary<kOr>},
+      {"Xor", 7, binary<kXor>},
+      {"Not", 7, unary<kNot>},
       {"Relu", 7, unary<kRelu>},
       {"Sigmoid", 7, unary<kSigmoid>},
       {"Tanh", 7, unary<kTanh>},
