@@ -53,9 +53,11 @@ struct Value {
   int32_t producer = -1;  // node index, -1 for graph inputs and constants
 };
 
-// An attribute whose value comes from a node input at plan time.
+// An attribute whose value comes from a node input at plan time: its data
+// (ints, i64, f64: the value must then be constant by then) or its dtype's
+// name (dtype: only the value's description is needed).
 struct AttrInput {
-  enum class Kind { ints, i64, f64 };
+  enum class Kind { ints, i64, f64, dtype };
   std::string attr;
   ValueId value = kNoValue;
   Kind kind = Kind::ints;

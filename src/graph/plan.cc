@@ -104,6 +104,13 @@ Attrs resolve_attrs(const Node& n, const std::vector<ValueState>& st, const Grap
   Attrs a = n.attrs;
   for (const AttrInput& ai : n.attr_inputs) {
     const ValueState& s = st[ai.value];
+    if (ai.kind == AttrInput::Kind::dtype) {
+      if (!s.known)
+        throw Error(n.name, "input '" + g.value(ai.value).name + "'", "a value with a known dtype",
+                    "none");
+      a.set(ai.attr, std::string(dtype_name(s.desc.dtype)));
+      continue;
+    }
     if (!s.constant.defined() || !s.known)
       throw Error(n.name, "attribute '" + ai.attr + "' from input '" + g.value(ai.value).name + "'",
                   "a value known when the plan is made",
@@ -118,6 +125,8 @@ Attrs resolve_attrs(const Node& n, const std::vector<ValueState>& st, const Grap
           throw Error(n.name, "input '" + g.value(ai.value).name + "'", "one element",
                       t.desc().str());
         a.set(ai.attr, tensor_ints(t)[0]);
+        break;
+      case AttrInput::Kind::dtype:
         break;
       case AttrInput::Kind::f64:
         if (t.numel() != 1)
@@ -136,7 +145,8 @@ std::vector<int> inputs_needed_at_plan_time(const Graph& g) {
   std::vector<bool> seen(g.values().size(), false);
   std::vector<ValueId> stack;
   for (const Node& n : g.nodes())
-    for (const AttrInput& a : n.attr_inputs) stack.push_back(a.value);
+    for (const AttrInput& a : n.attr_inputs)
+      if (a.kind != AttrInput::Kind::dtype) stack.push_back(a.value);
   std::vector<int> result;
   while (!stack.empty()) {
     const ValueId v = stack.back();
@@ -153,7 +163,8 @@ std::vector<int> inputs_needed_at_plan_time(const Graph& g) {
     const Node& n = g.nodes()[val.producer];
     if (rules::folds_from_shapes(n.op)) continue;
     for (ValueId u : n.inputs) stack.push_back(u);
-    for (const AttrInput& a : n.attr_inputs) stack.push_back(a.value);
+    for (const AttrInput& a : n.attr_inputs)
+      if (a.kind != AttrInput::Kind::dtype) stack.push_back(a.value);
   }
   std::sort(result.begin(), result.end());
   return result;
@@ -236,7 +247,8 @@ Plan Plan::create(const Graph& g, const std::vector<TensorDesc>& input_descs,
       st[n.outputs[k]].desc = TensorDesc(call.outputs[k].dtype, call.outputs[k].shape);
       st[n.outputs[k]].known = true;
     }
-    if (rules::folds_from_shapes(n.op) || (all_const && !n.inputs.empty())) {
+    // A node without inputs (range) is a constant too.
+    if (rules::folds_from_shapes(n.op) || all_const) {
       std::vector<Tensor> outs;
       if (rules::folds_from_shapes(n.op)) {
         outs = rules::fold_from_shapes(n.op, descs, attrs);

@@ -20,6 +20,7 @@ void register_builtin_ops(Registry& r) {
   register_shape_of_op(r);
   register_view_ops(r);
   register_index_ops(r);
+  register_range_op(r);
 
   register_matmul_ops(r);
 

@@ -22,6 +22,7 @@ void register_shape_of_op(Registry& r);
 void register_view_ops(
     Registry& r);  // squeeze, unsqueeze, flatten  // shape (folded by the graph planner)
 void register_index_ops(Registry& r);
+void register_range_op(Registry& r);  // range (folded by the graph planner)
 
 void register_matmul_ops(Registry& r);
 

@@ -137,6 +137,17 @@ void constant_of_shape(MapContext& c) {
   c.emit("expand", {c.constant(v)}, {}, {{"shape", c.required(0), kInts}});
 }
 
+// Range: the library's range with start/limit/delta known at plan time
+// (exporters feed it from Shape/Gather, which fold).
+void range(MapContext& c) {
+  const ValueId s0 = c.required(0);
+  c.emit("range", {}, {},
+         {{"dtype", s0, AttrInput::Kind::dtype},
+          {"start", s0, AttrInput::Kind::f64},
+          {"limit", c.required(1), AttrInput::Kind::f64},
+          {"delta", c.required(2), AttrInput::Kind::f64}});
+}
+
 void pad(MapContext& c) {
   Attrs a{{"mode", c.s("mode", "constant")}};
   std::vector<AttrInput> ai;
@@ -170,6 +181,7 @@ void add_shape_mappings(MappingTable& t) {
       {"Constant", 7, constant},
       {"ConstantOfShape", 9, constant_of_shape},
       {"Pad", 7, pad},
+      {"Range", 11, range},
   };
   t.insert(t.end(), std::begin(m), std::end(m));
 }
