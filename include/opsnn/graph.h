@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -100,13 +101,14 @@ class Graph {
   // Text form: inputs, constants (shape only), one line per node, outputs.
   std::string str() const;
 
-  // For passes: direct access.
+  // For passes: direct access (names are indexed: do not rename values).
   std::vector<Value>& mutable_values() { return values_; }
   std::vector<Node>& mutable_nodes() { return nodes_; }
 
  private:
   ValueId add_value(const std::string& name);
   std::vector<Value> values_;
+  std::map<std::string, ValueId> by_name_;  // unique value names
   std::vector<Node> nodes_;
   std::vector<ValueId> inputs_, outputs_;
 };

@@ -13,11 +13,11 @@ namespace opsnn::graph {
 ValueId Graph::add_value(const std::string& name) {
   Value v;
   v.name = name.empty() ? "v" + std::to_string(values_.size()) : name;
-  for (const Value& o : values_)
-    if (o.name == v.name)
-      throw Error("graph", "value '" + v.name + "'", "a unique name", "a duplicate");
+  const auto id = static_cast<ValueId>(values_.size());
+  if (!by_name_.emplace(v.name, id).second)
+    throw Error("graph", "value '" + v.name + "'", "a unique name", "a duplicate");
   values_.push_back(std::move(v));
-  return static_cast<ValueId>(values_.size() - 1);
+  return id;
 }
 
 ValueId Graph::input(const std::string& name, DType dtype, std::vector<Dim> shape) {
@@ -87,9 +87,8 @@ const Value& Graph::value(ValueId v) const {
 }
 
 ValueId Graph::find(const std::string& name) const {
-  for (size_t i = 0; i < values_.size(); ++i)
-    if (values_[i].name == name) return static_cast<ValueId>(i);
-  return kNoValue;
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? kNoValue : it->second;
 }
 
 void Graph::validate() const {
