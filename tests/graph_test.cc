@@ -69,7 +69,8 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 }
 
 // A decoder-block-like graph: layer_norm, QKV matmul + bias, split heads,
-// sdpa-free attention (matmul, scale, softmax, matmul), GELU MLP, residuals.
+// sdpa-free attention (matmul, scale, causal where, softmax, matmul), an MLP
+// with gelu, pow and tanh, residuals.
 struct Block {
   Graph g;
   int64_t T = 16, C = 64, H = 4;
@@ -97,13 +98,23 @@ Block make_block() {
   ValueId kt = g.node("transpose", {k}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, "kT")[0];
   ValueId s = g.node("matmul", {q, kt}, {}, "scores")[0];
   ValueId scale = g.constant("scale", Tensor::from<float>({0.25f}, {}));
-  ValueId p = g.node("softmax", {g.node("mul", {s, scale}, {}, "scale")[0]},
-                     {{"axis", int64_t{-1}}}, "softmax")[0];
+  // Causal mask as exporters write it: where(mask, scores, lowest).
+  Tensor mask = Tensor::zeros({T, T}, DType::boolean);
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j <= i; ++j) mask.data_as<bool>()[i * T + j] = true;
+  ValueId masked = g.node("where",
+                          {g.constant("mask", mask), g.node("mul", {s, scale}, {}, "scale")[0],
+                           g.constant("lowest", Tensor::from<float>({-3.0e38f}, {}))},
+                          {}, "mask")[0];
+  ValueId p = g.node("softmax", {masked}, {{"axis", int64_t{-1}}}, "softmax")[0];
   ValueId o = g.node("matmul", {p, v}, {}, "pv")[0];
   ValueId ot = g.node("transpose", {o}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, "merge_t")[0];
   ValueId om = g.node("reshape", {ot}, {{"shape", std::vector<int64_t>{T, C}}}, "merge")[0];
   ValueId r1 = g.node("add", {x, om}, {}, "residual1")[0];
-  ValueId m = g.node("gelu", {g.node("matmul", {r1, w1}, {}, "fc1")[0]}, {}, "gelu")[0];
+  // GELU, then a cube term through pow and tanh (the exported tanh-GELU's ops).
+  ValueId m0 = g.node("gelu", {g.node("matmul", {r1, w1}, {}, "fc1")[0]}, {}, "gelu")[0];
+  ValueId cube = g.node("pow", {m0, g.constant("three", Tensor::from<float>({3.0f}, {}))})[0];
+  ValueId m = g.node("tanh", {g.node("add", {m0, cube})[0]})[0];
   ValueId y = g.node("add", {r1, g.node("matmul", {m, w2}, {}, "fc2")[0]}, {}, "residual2")[0];
   g.output(y);
   return b;
