@@ -245,7 +245,7 @@ Graph import_proto(const ::onnx::ModelProto& model, const std::string& base_dir)
       if (nodes.size() > 5) got += ", ... " + std::to_string(nodes.size()) + " in all";
       got += ")";
     }
-    throw Error("onnx", "model", "ops this library maps (opsnn info lists them)",
+    throw Error("onnx", "model", "ops this library maps (opsnn onnx-ops lists them)",
                 std::to_string(unsupported.size()) + " unsupported op type(s): " + got);
   }
   // Nodes are mapped in file order; ONNX requires a topologically sorted
