@@ -124,6 +124,14 @@ def main():
         if got.shape != ref.shape or got.dtype != ref.dtype or not (err <= tol).all():
             print("FAIL gpt2_block: output differs from onnxruntime")
             failures += 1
+        # The same run written as .npy: identical to the TensorProto output.
+        npy_dir = os.path.join(tmp, "npy")
+        subprocess.run([a.opsnn, "run", path, "--inputs", os.path.join(tmp, "x.pb"), "--output-dir", npy_dir,
+                        "--format", "npy"], check=True)
+        npy = np.load(os.path.join(npy_dir, "output_0.npy"))
+        if npy.dtype != got.dtype or npy.shape != got.shape or not np.array_equal(npy, got):
+            print("FAIL gpt2_block: --format npy differs from the .pb output")
+            failures += 1
         info = subprocess.run([a.opsnn, "info", path, "--inputs", os.path.join(tmp, "x.pb")],
                               check=True, capture_output=True, text=True).stdout
         mem = re.search(r"arena peak (\d+) B, lower bound (\d+) B", info)
@@ -132,7 +140,7 @@ def main():
         if peak > 1.2 * bound:
             print("FAIL gpt2_block: arena above 1.2x the lower bound")
             failures += 1
-    print("%d passed, %d failed" % (2 - failures, failures))
+    print("%d passed, %d failed" % (3 - failures, failures))
     return 1 if failures else 0
 
 
