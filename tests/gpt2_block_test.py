@@ -105,7 +105,7 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     a = ap.parse_args()
     rng = np.random.default_rng(0)
-    model = build(a.width, a.heads, 64, rng)
+    model = build(a.width, a.heads, max(64, a.seq), rng)
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpt2_block.onnx")
