@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -89,8 +90,9 @@ struct OpCall {
   // Shape arithmetic checked for int64 overflow: fails naming `arg`.
   int64_t checked_add(const std::string& arg, int64_t a, int64_t b) const;
   int64_t checked_mul(const std::string& arg, int64_t a, int64_t b) const;
-  // Normalises a possibly negative axis against `rank`, or fails naming `arg`.
-  int64_t axis(const std::string& arg, int64_t axis, int64_t rank) const;
+  // Normalises a possibly negative axis against `rank`, or fails naming `arg`
+  // (a string_view: kernels call this in run, which must not allocate).
+  int64_t axis(std::string_view arg, int64_t axis, int64_t rank) const;
 };
 
 // ---- float64 reference (the oracle of tests and `opsnn check`) ------------

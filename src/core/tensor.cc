@@ -1,5 +1,6 @@
 #include "opsnn/tensor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -61,8 +62,15 @@ int64_t TensorDesc::numel() const { return shape_numel(shape, dtype_size(dtype))
 
 const Strides& TensorDesc::effective_strides() const {
   if (!strides.empty()) return strides;
-  if (cached_.size() != shape.size() || cached_ != contiguous_strides(shape))
-    cached_ = contiguous_strides(shape);
+  // Checked in place: building a fresh Strides to compare would allocate on
+  // every call, and kernels ask for strides in run.
+  bool same = cached_.size() == shape.size();
+  int64_t acc = 1;
+  for (size_t i = shape.size(); same && i-- > 0;) {
+    same = cached_[i] == acc;
+    acc *= std::max<int64_t>(shape[i], 1);
+  }
+  if (!same) cached_ = contiguous_strides(shape);
   return cached_;
 }
 

@@ -8,6 +8,7 @@ void register_builtin_ops(Registry& r) {
   register_unary_ops(r);
   register_binary_ops(r);
   register_where_ops(r);
+  register_compare_ops(r);
   register_gated_ops(r);
   register_reduce_ops(r);
 
@@ -16,7 +17,10 @@ void register_builtin_ops(Registry& r) {
 
   register_shape_ops(r);
   register_cast_op(r);
+  register_shape_of_op(r);
+  register_view_ops(r);
   register_index_ops(r);
+  register_range_op(r);
 
   register_matmul_ops(r);
 

@@ -9,6 +9,7 @@ void register_builtin_ops(Registry& r);
 void register_unary_ops(Registry& r);
 void register_binary_ops(Registry& r);
 void register_where_ops(Registry& r);
+void register_compare_ops(Registry& r);  // equal, less, ..., logical_and/or/xor/not
 void register_gated_ops(Registry& r);
 void register_reduce_ops(Registry& r);
 
@@ -17,7 +18,11 @@ void register_norm_ops(Registry& r);
 
 void register_shape_ops(Registry& r);
 void register_cast_op(Registry& r);
+void register_shape_of_op(Registry& r);
+void register_view_ops(
+    Registry& r);  // squeeze, unsqueeze, flatten  // shape (folded by the graph planner)
 void register_index_ops(Registry& r);
+void register_range_op(Registry& r);  // range (folded by the graph planner)
 
 void register_matmul_ops(Registry& r);
 

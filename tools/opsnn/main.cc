@@ -1,4 +1,4 @@
-// opsnn: list, check and benchmark the library's operators.
+// opsnn: list, check and benchmark the library's operators; run ONNX models.
 #include <cstdio>
 
 #include "commands.h"
@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   opsnn::cli::add_ops_command(app);
   opsnn::cli::add_check_command(app);
   opsnn::cli::add_bench_command(app);
+  opsnn::cli::add_run_command(app);
   try {
     opsnn::load_plugins_from_env();
     app.parse(argc, argv);

@@ -32,10 +32,10 @@ int64_t OpCall::checked_mul(const std::string& arg, int64_t a, int64_t b) const 
   return r;
 }
 
-int64_t OpCall::axis(const std::string& arg, int64_t a, int64_t rank) const {
+int64_t OpCall::axis(std::string_view arg, int64_t a, int64_t rank) const {
   const int64_t lo = rank > 0 ? -rank : -1, hi = rank > 0 ? rank : 1;
   if (a < lo || a >= hi)
-    fail(arg, "an axis in [" + std::to_string(lo) + ", " + std::to_string(hi) + ")",
+    fail(std::string(arg), "an axis in [" + std::to_string(lo) + ", " + std::to_string(hi) + ")",
          std::to_string(a));
   return a < 0 ? a + (rank > 0 ? rank : 1) : a;
 }

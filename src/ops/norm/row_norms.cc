@@ -52,7 +52,9 @@ struct Geom {
   Shape norm_shape;
 };
 
-Geom geom(const OpCall& call, Form f) {
+// `with_shape`: fill norm_shape (infer checks the params with it); kernels
+// call this in run, which must not allocate, and pass false.
+Geom geom(const OpCall& call, Form f, bool with_shape = true) {
   const Shape& s = call.in(0).shape;
   Geom g;
   if (f == Form::ada) {
@@ -60,7 +62,7 @@ Geom geom(const OpCall& call, Form f) {
     g.cols = s[2];
     g.period = std::max<int64_t>(s[1], 1);
     g.blocks = s[0];
-    g.norm_shape = {s[0], s[2]};
+    if (with_shape) g.norm_shape = {s[0], s[2]};
     return g;
   }
   const int64_t axis = call.axis("attribute 'axis'", call.attrs.i("axis"), call.in(0).rank());
@@ -70,7 +72,7 @@ Geom geom(const OpCall& call, Form f) {
       g.rows *= s[d];
     else {
       g.cols *= s[d];
-      g.norm_shape.push_back(s[d]);
+      if (with_shape) g.norm_shape.push_back(s[d]);
     }
   }
   g.period = std::max<int64_t>(g.rows, 1);
@@ -254,7 +256,7 @@ void add_row_op(Registry& reg, const RowDef& d) {
     return simple_kernel(
         [f, fn = fns.rows](const OpCall& call, const Tensor* in, Tensor* out, void* ws) {
           const Slots sl = slots(f);
-          const Geom g = geom(call, f);
+          const Geom g = geom(call, f, false);
           const int64_t np = g.blocks * g.cols;
           float* gamma = static_cast<float*>(ws);
           float* beta = gamma + floats_bytes(np) / sizeof(float);
@@ -289,7 +291,7 @@ void add_row_op(Registry& reg, const RowDef& d) {
         },
         nullptr,
         [f](const OpCall& call) {
-          const Geom g = geom(call, f);
+          const Geom g = geom(call, f, false);
           return 2 * floats_bytes(g.blocks * g.cols);
         });
   });

@@ -221,8 +221,14 @@ void add_move_kernels(Registry& r, const std::string& op,
 // Copies the view (shape, strides) at `src` into contiguous `dst`.
 void copy_view(const Tensor& t, const void* src, const Shape& shape, const Strides& strides,
                void* dst, const TileKernels& tiles) {
-  shape::strided_copy(dtype_size(t.dtype()), shape, src, strides, dst, contiguous_strides(shape),
-                      tiles);
+  thread_local Strides dst_strides;  // per-thread scratch: run must not allocate
+  dst_strides.resize(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    dst_strides[i] = acc;
+    acc *= std::max<int64_t>(shape[i], 1);
+  }
+  shape::strided_copy(dtype_size(t.dtype()), shape, src, strides, dst, dst_strides, tiles);
 }
 
 const char* byte_ptr(const Tensor& t, int64_t elem_offset) {
@@ -336,9 +342,17 @@ std::vector<int64_t> transpose_perm(const OpCall& call) {
 }
 
 void transpose_kernel(const OpCall& call, const Tensor* in, Tensor* out, const TileKernels& tiles) {
-  const std::vector<int64_t> perm = transpose_perm(call);
-  Strides st(perm.size());
-  for (size_t k = 0; k < perm.size(); ++k) st[k] = in[0].strides()[static_cast<size_t>(perm[k])];
+  // The permutation was validated at create; read it in place into
+  // per-thread scratch (run must not allocate).
+  const std::vector<int64_t>& perm = call.attrs.ints("perm");
+  const int64_t rank = in[0].rank();
+  thread_local Strides st;
+  st.resize(static_cast<size_t>(rank));
+  for (int64_t k = 0; k < rank; ++k) {
+    int64_t p = perm.empty() ? rank - 1 - k : perm[static_cast<size_t>(k)];
+    if (p < 0) p += rank;
+    st[static_cast<size_t>(k)] = in[0].strides()[static_cast<size_t>(p)];
+  }
   copy_view(in[0], in[0].data(), out[0].shape(), st, out[0].data(), tiles);
 }
 

@@ -119,6 +119,19 @@ std::vector<CheckCase> binary_cases(DType t, ValueRange ra, ValueRange rb) {
   add("strided[33,17]+[33,17]^T", TensorDesc(t, {33, 17}), ops::transposed_desc(t, 33, 17));
   add("strided[33,17]^T+[33,17]^T", ops::transposed_desc(t, 33, 17),
       ops::transposed_desc(t, 33, 17));
+  // Integer operands (the reference kernel), whatever the float dtype t.
+  cs.push_back({"i64[33,17]+[17]",
+                {TensorDesc(DType::i64, {33, 17}), TensorDesc(DType::i64, {17})},
+                {},
+                {{-20, 20, true}, {1, 5, true}},
+                1.0,
+                true});
+  cs.push_back({"i32[5,1,7]+[1,3,1]",
+                {TensorDesc(DType::i32, {5, 1, 7}), TensorDesc(DType::i32, {1, 3, 1})},
+                {},
+                {{-20, 20, true}, {1, 3, true}},
+                1.0,
+                true});
   return cs;
 }
 
@@ -126,12 +139,21 @@ void add_binary(Registry& r, const BinaryDef& d) {
   OpSchema s;
   s.name = d.name;
   s.family = "elementwise";
-  s.doc = std::string(d.doc) + "; NumPy broadcasting; a and b have the same float dtype";
+  s.doc =
+      std::string(d.doc) +
+      "; NumPy broadcasting; a and b have the same dtype (integer dtypes: the float64 reference "
+      "kernel, exact below 2^53, saturating, division truncating)";
   s.inputs = {{"a", "first operand"}, {"b", "second operand, broadcast against a"}};
   s.outputs = {{"y", "broadcast shape of a and b, their dtype"}};
   s.dtypes = ops::kFloatDTypes;
   s.infer = [](const OpCall& call) {
-    ops::require_float(call, 0);
+    // Integer operands (ONNX shape arithmetic, integer tensors) run on the
+    // float64 reference kernel: exact below 2^53, saturating on overflow,
+    // integer division truncating toward zero.
+    if (!is_float(call.in(0).dtype))
+      ops::require_dtype(
+          call, 0,
+          {DType::f32, DType::bf16, DType::f16, DType::i8, DType::u8, DType::i32, DType::i64});
     ops::require_same_dtype(call, 1, 0);
     return std::vector<TensorDesc>{TensorDesc(
         call.in(0).dtype, ops::broadcast_shapes(call, call.in(0).shape, call.in(1).shape))};
@@ -169,7 +191,11 @@ void add_binary(Registry& r, const BinaryDef& d) {
       r, d.name,
       ops::PerIsa<binary::RunFn>{binary::run_avx512(), binary::run_avx2(), binary::run_scalar()},
       [kind = d.kind](binary::RunFn fn, Isa) {
-        return [fn, kind](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+        return [fn, kind](const OpCall& call, std::string* why) -> std::unique_ptr<KernelInstance> {
+          if (!is_float(call.out(0).dtype)) {
+            if (why) *why = "integer dtypes run on the reference kernel";
+            return nullptr;
+          }
           return std::make_unique<BinaryKernel>(call, kind, fn);
         };
       },

@@ -92,7 +92,10 @@ void register_where_ops(Registry& r) {
   s.dtypes = ops::kFloatDTypes;
   s.infer = [](const OpCall& call) {
     ops::require_dtype(call, 0, {DType::boolean, DType::u8});
-    ops::require_float(call, 1);
+    if (!is_float(call.in(1).dtype))  // integer values: the reference kernel
+      ops::require_dtype(call, 1,
+                         {DType::f32, DType::bf16, DType::f16, DType::i8, DType::u8, DType::i32,
+                          DType::i64, DType::boolean});
     ops::require_same_dtype(call, 2, 1);
     const Shape ab = ops::broadcast_shapes(call, call.in(1).shape, call.in(2).shape);
     return std::vector<TensorDesc>{
@@ -116,7 +119,11 @@ void register_where_ops(Registry& r) {
       r, "where",
       ops::PerIsa<where::RunFn>{where::run_avx512(), where::run_avx2(), where::run_scalar()},
       [](where::RunFn fn, Isa) {
-        return [fn](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+        return [fn](const OpCall& call, std::string* why) -> std::unique_ptr<KernelInstance> {
+          if (!is_float(call.out(0).dtype)) {
+            if (why) *why = "integer dtypes run on the reference kernel";
+            return nullptr;
+          }
           return std::make_unique<WhereKernel>(call, fn);
         };
       },

@@ -14,8 +14,10 @@ struct Dim {
 };
 
 // Drops size-1 dims and merges neighbours that are contiguous on both sides.
-std::vector<Dim> simplify(const Shape& shape, const Strides& ss, const Strides& ds) {
-  std::vector<Dim> dims;
+// Fills `dims` (cleared first): callers pass per-thread scratch, so a
+// steady-state copy allocates nothing.
+void simplify(const Shape& shape, const Strides& ss, const Strides& ds, std::vector<Dim>& dims) {
+  dims.clear();
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
     Dim d{shape[i], ss[i], ds[i]};
@@ -28,7 +30,6 @@ std::vector<Dim> simplify(const Shape& shape, const Strides& ss, const Strides& 
     }
     dims.push_back(d);
   }
-  return dims;
 }
 
 // Offsets of the outer dims (all but those in `skip`) for a linear outer index.
@@ -144,7 +145,12 @@ void strided_copy(size_t es, const Shape& shape, const void* src, const Strides&
   const char* s = static_cast<const char*>(src);
   char* d = static_cast<char*>(dst);
   const int64_t E = static_cast<int64_t>(es);
-  std::vector<Dim> dims = simplify(shape, src_strides, dst_strides);
+  // Per-thread scratch (kept between calls): a graph's run must not allocate.
+  // The references are what the parallel_for bodies capture.
+  thread_local std::vector<Dim> tl_dims;
+  thread_local Outer tl_outer;
+  std::vector<Dim>& dims = tl_dims;
+  simplify(shape, src_strides, dst_strides, dims);
   if (dims.empty()) {
     std::memcpy(d, s, es);
     return;
@@ -158,7 +164,9 @@ void strided_copy(size_t es, const Shape& shape, const void* src, const Strides&
       if (dims[k].ss == 1) j = static_cast<int64_t>(k);
     if (j >= 0) {
       const Dim p = dims[static_cast<size_t>(j)];  // contiguous in source
-      Outer outer;
+      Outer& outer = tl_outer;
+      outer.dims.clear();
+      outer.count = 1;
       for (size_t k = 0; k + 1 < dims.size(); ++k)
         if (static_cast<int64_t>(k) != j) {
           outer.dims.push_back(dims[k]);
@@ -189,7 +197,9 @@ void strided_copy(size_t es, const Shape& shape, const void* src, const Strides&
     }
   }
 
-  Outer outer;
+  Outer& outer = tl_outer;
+  outer.dims.clear();
+  outer.count = 1;
   for (size_t k = 0; k + 1 < dims.size(); ++k) {
     outer.dims.push_back(dims[k]);
     outer.count *= dims[k].n;
