@@ -1,13 +1,11 @@
-// The fused activations of conv / conv_transpose: the GEMM epilogue's kinds
-// (gemm::Act). Every use of them by this family goes through this header, so
-// a later project-wide activation module replaces one file.
+// The fused activations of conv / conv_transpose: the shared activation
+// vocabulary (src/kernels/act), as in the GEMM epilogues.
 #pragma once
 
-#include <cmath>
 #include <string>
 
+#include "kernels/act/act.h"
 #include "kernels/gemm/gemm.h"
-#include "ops/matmul/matmul/matmul_plan.h"
 #include "opsnn/op.h"
 
 namespace opsnn::conv {
@@ -18,25 +16,10 @@ inline AttrSpec activation_attr() {
 }
 
 inline gemm::Act act_of(const OpCall& call) {
-  return matmul::act_from_name(call, call.attrs.s("activation"));
+  return act::from_name(call.op(), call.attrs.s("activation"));
 }
 
-// float64 form of the same activations (NaN propagates through each).
-inline double ref_act(double x, gemm::Act act) {
-  constexpr double kPi = 3.14159265358979323846;
-  switch (act) {
-    case gemm::Act::none:
-      return x;
-    case gemm::Act::relu:
-      return std::isnan(x) ? x : (x > 0 ? x : 0);
-    case gemm::Act::gelu_erf:
-      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case gemm::Act::gelu_tanh:
-      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
-    case gemm::Act::silu:
-      return x / (1 + std::exp(-x));
-  }
-  return x;
-}
+// float64 form of the same activations (the shared reference).
+inline double ref_act(double x, gemm::Act a) { return act::reference(a, x); }
 
 }  // namespace opsnn::conv

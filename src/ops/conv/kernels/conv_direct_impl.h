@@ -6,24 +6,9 @@ namespace conv_direct_k {
 using conv::DirectArgs;
 using gemm::Act;
 
-// The GEMM epilogue's activations (gemm_impl.h `activate`), same formulas.
-inline Vf act_vec(Vf x, Act act) {
-  switch (act) {
-    case Act::none:
-      return x;
-    case Act::relu:
-      return max(x, zero());
-    case Act::gelu_erf:
-      return x * set1(0.5f) * (set1(1.0f) + verf(x * set1(0.70710678118654752f)));
-    case Act::gelu_tanh: {
-      Vf inner = set1(0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
-      return x * set1(0.5f) * (set1(1.0f) + vtanh(inner));
-    }
-    case Act::silu:
-      return x * vsigmoid(x);
-  }
-  return x;
-}
+// The shared activations (src/kernels/act), as in the GEMM epilogue.
+#include "kernels/act/act_vec.inc"
+inline Vf act_vec(Vf x, Act a) { return act_apply(x, a); }
 
 inline constexpr int kTm = kLanes == 16 ? 14 : 6;  // pixels per register tile
 inline constexpr int kNr = 2 * kLanes;
