@@ -335,7 +335,7 @@ inline int64_t split_chunk(const Params& p) {
 inline constexpr int64_t kFewRows = kLanes == 8 ? 8 : 16;
 // Keys per block (a multiple of kLanes). kFewBlock (the largest block) sizes
 // the scratch. 32: with the look-ahead below, 32-key blocks streamed the KV
-// cache closer to a plain read than 64 (docs/attention.md session 6).
+// cache closer to a plain read than 64 (docs/attention.md round 6).
 inline constexpr int64_t kFewBlock = 128;
 inline constexpr int64_t kFewKeys = 32;
 inline constexpr int kPvRows = kLanes == 8 ? 2 : 4;
@@ -348,7 +348,7 @@ inline constexpr int kPvVecs = 4;
 // prefetched into L1 and in the pass after that into L2. The requests are
 // spread evenly over both passes and interleaved with the multiply-adds, so
 // the memory keeps streaming while either pass computes (docs/attention.md
-// session 6: 0.78 -> 0.87-0.89 of a plain read of the same bytes, 2 threads).
+// round 6: 0.78 -> 0.87-0.89 of a plain read of the same bytes, 2 threads).
 template <class T>
 struct Ahead {
   const T* const* l1 = nullptr;  // rows of the next pass
@@ -399,7 +399,7 @@ inline int64_t split_pos(int64_t d, int64_t dt) {
 // nv * kLanes, stride ldq). nb2: whole split blocks (bf16 only).
 // ah, j: the look-ahead of key j, one part per vector of K read (finely
 // interleaved with the multiply-adds: a burst of prefetches per row streamed
-// worse, docs/attention.md session 6).
+// worse, docs/attention.md round 6).
 template <int NR, class T>
 inline void few_scores(const T* kr, const float* q, int64_t ldq, int64_t nb2, int64_t nfull,
                        int tail, float* s, int64_t lds, const Ahead<T>& ah, int64_t j) {
