@@ -175,13 +175,7 @@ class ConvInstance : public KernelInstance {
     }
     if (bf16_direct_) {
       DirectBf16Args a;
-      a.w = p_.w;
-      a.n = p_.n;
-      a.cin = p_.cin;
-      a.cout = p_.cout;
-      a.groups = p_.groups;
-      a.cin_g = p_.cin_g;
-      a.cout_g = p_.cout_g;
+      set_geometry(a);
       a.x = in[0].data_as<bf16>();
       a.y = out[0].data_as<bf16>();
       if (xcl_) {
@@ -209,13 +203,7 @@ class ConvInstance : public KernelInstance {
     }
     if (direct_) {
       DirectArgs a;
-      a.w = p_.w;
-      a.n = p_.n;
-      a.cin = p_.cin;
-      a.cout = p_.cout;
-      a.groups = p_.groups;
-      a.cin_g = p_.cin_g;
-      a.cout_g = p_.cout_g;
+      set_geometry(a);
       a.x = in[0].data_as<float>();
       a.y = out[0].data_as<float>();
       if (xcl_) {
@@ -241,6 +229,18 @@ class ConvInstance : public KernelInstance {
   }
 
  private:
+  // The geometry both direct kernels' arguments share.
+  template <class Args>
+  void set_geometry(Args& a) const {
+    a.w = p_.w;
+    a.n = p_.n;
+    a.cin = p_.cin;
+    a.cout = p_.cout;
+    a.groups = p_.groups;
+    a.cin_g = p_.cin_g;
+    a.cout_g = p_.cout_g;
+  }
+
   size_t weights_bytes() const { return group_pack_ * static_cast<size_t>(p_.groups); }
 
   void pack(const Tensor& w, std::byte* dst, std::byte* scratch) const {
