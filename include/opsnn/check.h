@@ -31,6 +31,12 @@ struct CheckOptions {
 
 std::vector<CaseResult> check_op(const std::string& op, const CheckOptions& options);
 
+// Runs `op`'s float64 reference on `inputs` and compares `outputs` (what
+// `op` computed from them) with it, as check_op does; `tol_scale` multiplies
+// the op's tolerance. NaN must match NaN.
+CaseResult compare_with_reference(const Op& op, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& outputs, double tol_scale = 1.0);
+
 // Inputs for a case: allocated (strided descs get a buffer spanning their
 // strides) and filled with seeded uniform values in the case's ranges.
 std::vector<Tensor> make_case_inputs(const CheckCase& c, DType dtype, uint64_t seed);

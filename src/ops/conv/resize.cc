@@ -233,6 +233,8 @@ ResizePlan plan_of(const OpCall& call) {
   p.c = g.c;
   p.t = call.in(0).dtype;
   p.extrapolation = static_cast<float>(call.attrs.f("extrapolation_value"));
+  // An empty output needs no tables (and its other dims may be huge).
+  if (call.out(0).numel() == 0) return p;
   for (int j = 0; j < 3; ++j) {
     const TapsD t = dim_taps(g, m, j);
     ResizeDim& d = p.dim[j];
@@ -346,6 +348,7 @@ void register_resize(Registry& reg) {
             ResizePlan plan;
             ResizeFn fn = nullptr;
             void run(const Tensor* in, Tensor* out, void*) override {
+              if (out[0].numel() == 0) return;
               fn(plan, in[0].data(), out[0].data());
             }
           };

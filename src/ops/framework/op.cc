@@ -1,6 +1,7 @@
 #include "opsnn/op.h"
 
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "opsnn/error.h"
@@ -134,6 +135,22 @@ OpCall make_call(const OpSchema& schema, std::vector<TensorDesc> inputs, const A
   return call;
 }
 
+namespace {
+
+// A kernel may build tables or pack constant operands at create; when they
+// do not fit in memory the caller gets the op's error, not std::bad_alloc.
+std::unique_ptr<KernelInstance> create_instance(const KernelDesc& k, const OpCall& call,
+                                                std::string* why) {
+  try {
+    return k.create(call, why);
+  } catch (const std::bad_alloc&) {
+    throw Error(call.op(), "kernel " + k.name, "memory for its tables and packed operands",
+                "an allocation that failed");
+  }
+}
+
+}  // namespace
+
 Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs& attrs,
               const std::string& force_kernel) {
   const Registry& reg = Registry::global();
@@ -150,7 +167,7 @@ Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs
       why = std::string("needs ") + isa_name(k.isa) + ", active ISA is " + isa_name(isa);
     } else if (k.cpu_ok && !k.cpu_ok()) {
       why = "CPU lacks a feature it needs";
-    } else if (auto inst = k.create(call, &why)) {
+    } else if (auto inst = create_instance(k, call, &why)) {
       result.kernel_ = std::move(inst);
       result.kernel_name_ = k.name;
       size_t off = 0;

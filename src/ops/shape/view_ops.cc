@@ -21,6 +21,9 @@ Shape squeeze_shape(const OpCall& c) {
     for (size_t i = 0; i < x.size(); ++i) drop[i] = x[i] == 1;
   } else {
     for (int64_t a : axes) {
+      // c.axis accepts 0 and -1 on a rank-0 tensor (softmax of a scalar);
+      // a scalar has no axis to squeeze.
+      if (rank == 0) c.fail("axes", "no axes for a rank-0 input", "axis " + std::to_string(a));
       const int64_t k = c.axis("axes", a, rank);
       if (drop[k]) c.fail("axes", "distinct axes", "axis " + std::to_string(a) + " twice");
       if (x[k] != 1)

@@ -1,0 +1,51 @@
+// Defects the op-API fuzz target (tests/fuzz/op_api_fuzz.cc) found, one test
+// each, named after the defect.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "opsnn/check.h"
+#include "opsnn/opsnn.h"
+
+namespace opsnn {
+namespace {
+
+TEST(FuzzFound, SqueezeOfAScalarWithAnAxisIsAnError) {
+  const TensorDesc scalar(DType::f32, {});
+  EXPECT_THROW(Op::create("squeeze", {scalar}, {{"axes", std::vector<int64_t>{0}}}), Error);
+  EXPECT_THROW(Op::create("squeeze", {scalar}, {{"axes", std::vector<int64_t>{-1}}}), Error);
+  EXPECT_EQ(Op::create("squeeze", {scalar}).outputs()[0].rank(), 0);
+}
+
+// A pool or resize with an empty output built its index tables anyway:
+// over [0, 3, 4, 2^31] that is 2^31 entries per dim (std::bad_alloc, or the
+// OOM killer). Empty outputs now cost nothing at create and run.
+TEST(FuzzFound, EmptyPoolAndResizeBuildNoTables) {
+  const TensorDesc x(DType::f32, {0, 3, 4, int64_t{1} << 40});
+  Op pool =
+      Op::create("max_pool2d_with_indices", {x}, {{"kernel_shape", std::vector<int64_t>{2, 2}}});
+  EXPECT_EQ(pool.outputs()[0].shape, (Shape{0, 3, 3, (int64_t{1} << 40) - 1}));
+  Op resize = Op::create("resize", {x}, {{"scales", std::vector<double>{2, 2}}});
+  std::vector<Tensor> out{Tensor::empty(resize.outputs()[0].shape, DType::f32)};
+  resize.run(std::vector<Tensor>{Tensor::empty(x.shape, DType::f32)}, out);
+}
+
+// conv1d of f16 x with a bf16 weight computes at bf16 precision (the GEMM
+// rounds x to bf16 for the bf16 dot products); the checker held it to the
+// f16 output's tolerance. It now uses the coarsest float operand's.
+TEST(FuzzFound, MixedDtypesAreCheckedAtTheCoarsestOperandsPrecision) {
+  CheckCase c{"conv1d f16 x, bf16 w",
+              {TensorDesc(DType::f16, {1, 8, 9}), TensorDesc(DType::bf16, {8, 1, 3})},
+              {{"auto_pad", std::string("SAME_UPPER")}, {"group", int64_t{8}}},
+              {},
+              1.0,
+              true};
+  const std::vector<Tensor> ins = make_case_inputs(c, DType::f16, 99);
+  Op op = Op::create("conv1d", ins, c.attrs);
+  const std::vector<Tensor> outs = op(ins);
+  const CaseResult r = compare_with_reference(op, ins, outs);
+  EXPECT_TRUE(r.passed) << r.kernel << ": " << r.message;
+}
+
+}  // namespace
+}  // namespace opsnn
