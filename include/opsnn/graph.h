@@ -47,8 +47,8 @@ struct Dim {
 struct Value {
   std::string name;
   DType dtype = DType::f32;
-  std::vector<Dim> shape;  // declared shape (graph inputs); may be empty
-  bool has_shape = false;  // declared shape known (graph inputs always)
+  std::vector<Dim> shape;  // declared shape (graph inputs, ONNX-declared outputs); may be empty
+  bool has_shape = false;  // declared dtype and shape known (graph inputs always)
   Tensor data;             // defined for constants (initializers, folded nodes)
   bool is_constant = false;
   int32_t producer = -1;  // node index, -1 for graph inputs and constants
