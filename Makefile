@@ -7,8 +7,29 @@ ASAN_BUILD ?= build/asan
 CMAKE_FLAGS ?=
 
 PYTHON ?= python3
+# `pip install .` builds here (scikit-build-core's build-dir), kept between runs;
+# at the Release tree's depth, so ccache's relative paths give the same keys.
+PIP_BUILD ?= $(BUILD)-pip
+PIP_VENV ?= $(BUILD)-venv
+WHEELS ?= $(BUILD)-wheels
 
-.PHONY: setup build demo test test-release test-python test-pip test-asan install clean format
+# With ccache installed, the pip build reuses the objects the Release tree
+# compiled (same sources, flags and compiler) instead of compiling the library
+# a second time.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+export CMAKE_CXX_COMPILER_LAUNCHER ?= $(CCACHE)
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
+endif
+# scikit-build-core would take CXX from Python's sysconfig (g++, or
+# x86_64-linux-gnu-g++ on Debian): ccache keys on the compiler's name, so the
+# pip build is told the Release tree's compiler.
+release_cxx = $(shell sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' $(BUILD)/CMakeCache.txt)
+pip_build = CXX=$(release_cxx) CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(1) --disable-pip-version-check --no-build-isolation \
+  -C build-dir=$(PIP_BUILD) .
+
+.PHONY: setup build demo test test-release test-python test-pip test-asan wheel install clean format
 
 setup:
 	@bash scripts/setup.sh
@@ -28,21 +49,24 @@ test-release: build
 # Under the sanitizers the op case tables run once (ops_avx512, which is
 # capped to the CPU), not once per forced ISA: the Release run covers every ISA.
 
-# The Python package built in the Release tree (the library is not compiled
-# a second time) and tested with pytest; `pip install .` is the user's path.
+# For development: the Python package built in the Release tree (the library
+# is not compiled a second time) and tested with pytest.
 test-python: build
 	cmake -S . -B $(BUILD) -DOPSNN_BUILD_PYTHON=ON >/dev/null
 	cmake --build $(BUILD) -j $(JOBS) --target ops_nn_python scaled_swish_plugin opsnn_cli
 	PYTHONPATH=$(BUILD)/python OPSNN_TEST_PLUGIN=$(BUILD)/examples/libscaled_swish_plugin.so \
 	  OPSNN_CLI=$(BUILD)/tools/opsnn/opsnn $(PYTHON) -m pytest -q python/tests
 
-# The user's path, opt-in (it compiles the library again): pip install . into
-# a fresh virtual environment, then the quick-start line.
-test-pip: setup
-	rm -rf $(BUILD)-venv && $(PYTHON) -m venv $(BUILD)-venv
-	$(BUILD)-venv/bin/pip install -q .
-	cd /tmp && $(CURDIR)/$(BUILD)-venv/bin/python -c \
-	  "import numpy as np, ops_nn; print(ops_nn.__version__, ops_nn.functional.gelu(np.ones((128, 128), np.float32)).shape)"
+# The user's path: `pip install .` into a fresh virtual environment (which
+# sees the packages scripts/setup_python.sh installed), then pytest run from
+# outside the source tree against the installed package.
+test-pip: build
+	rm -rf $(PIP_VENV) && $(PYTHON) -m venv --system-site-packages $(PIP_VENV)
+	$(call pip_build,$(PIP_VENV)/bin/pip install -q)
+	cd $(PIP_VENV) && bin/python -c "import ops_nn, sys; \
+	  sys.exit(0 if ops_nn.__file__.startswith(sys.prefix) else 'ops_nn not from the venv: ' + ops_nn.__file__)"
+	cd $(PIP_VENV) && OPSNN_TEST_PLUGIN=$(CURDIR)/$(BUILD)/examples/libscaled_swish_plugin.so \
+	  OPSNN_CLI=$(CURDIR)/$(BUILD)/tools/opsnn/opsnn bin/python -m pytest -q $(CURDIR)/python/tests
 
 $(ASAN_BUILD)/build.ninja: | setup
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPSNN_SANITIZE=ON \
@@ -53,7 +77,17 @@ test-asan: setup $(ASAN_BUILD)/build.ninja
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -LE slow -E '^ops_(scalar|avx2)$$'
 
-test: test-release test-python test-asan
+test: test-release test-pip test-asan
+
+# A wheel that pip installs on other Linux x86-64 machines: `pip wheel .`
+# tags it linux_x86_64; auditwheel copies in the shared libraries it needs
+# from outside the manylinux set (libprotobuf) and retags it manylinux.
+wheel: build
+	rm -rf $(WHEELS)
+	$(call pip_build,$(PYTHON) -m pip wheel -q --no-deps -w $(WHEELS)/linux)
+	PATH="$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$$PATH" \
+	  $(PYTHON) -m auditwheel repair -w $(WHEELS) $(WHEELS)/linux/ops_nn-*.whl
+	$(PYTHON) -m auditwheel show $(WHEELS)/ops_nn-*manylinux*.whl
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
