@@ -11,10 +11,10 @@ using opsnn::graph::Node;
 using opsnn::graph::Value;
 using opsnn::graph::ValueId;
 
-PrunedGraph prune_to_outputs(const Graph& g, const std::vector<ValueId>& outputs) {
+PrunedGraph prune_to_outputs(const Graph& g, const std::vector<size_t>& outputs) {
   const std::vector<int32_t> order = g.topo_order();
   std::vector<char> needed(g.values().size(), 0);
-  for (ValueId v : outputs) needed[v] = 1;
+  for (size_t i : outputs) needed[g.outputs().at(i)] = 1;
   std::vector<char> keep_node(g.nodes().size(), 0);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Node& n = g.nodes()[*it];
@@ -57,9 +57,10 @@ PrunedGraph prune_to_outputs(const Graph& g, const std::vector<ValueId>& outputs
                      std::move(names), std::move(attr_inputs));
     for (size_t k = 0; k < outs.size(); ++k) map[n.outputs[k]] = outs[k];
   }
-  for (ValueId v : outputs) {
+  for (size_t i : outputs) {
+    const ValueId v = g.outputs()[i];
     const ValueId nv = mapped(v);
-    r.graph.output(nv);
+    r.graph.output(nv, g.output_name(i));
     const Value& src = g.value(v);
     Value& dst = r.graph.mutable_values()[nv];
     if (!dst.has_shape && src.has_shape) {  // the model's declared output type

@@ -15,7 +15,8 @@ struct PrunedGraph {
   std::vector<int> source_inputs;
 };
 
-PrunedGraph prune_to_outputs(const opsnn::graph::Graph& g,
-                             const std::vector<opsnn::graph::ValueId>& outputs);
+// `outputs`: indices into g.outputs(); they become the pruned graph's outputs
+// in that order, with their names.
+PrunedGraph prune_to_outputs(const opsnn::graph::Graph& g, const std::vector<size_t>& outputs);
 
 }  // namespace ops_nn

@@ -54,22 +54,21 @@ nb::tuple shape_tuple(const graph::Value& v) {
   return nb::tuple(l);
 }
 
-// (name, dtype name or None, shape tuple or None) per value.
-nb::list value_infos(const graph::Graph& g, const std::vector<graph::ValueId>& ids) {
-  nb::list r;
-  for (graph::ValueId id : ids) {
-    const graph::Value& v = g.value(id);
-    if (v.has_shape)
-      r.append(nb::make_tuple(v.name, opsnn::dtype_name(v.dtype), shape_tuple(v)));
-    else
-      r.append(nb::make_tuple(v.name, nb::none(), nb::none()));
-  }
-  return r;
+// (name, dtype name or None, shape tuple or None).
+nb::tuple value_info(const std::string& name, const graph::Value& v) {
+  if (!v.has_shape) return nb::make_tuple(name, nb::none(), nb::none());
+  return nb::make_tuple(name, opsnn::dtype_name(v.dtype), shape_tuple(v));
 }
 
-std::string names_of(const graph::Graph& g, const std::vector<graph::ValueId>& ids) {
+std::string input_names(const graph::Graph& g) {
   std::string s;
-  for (graph::ValueId id : ids) s += (s.empty() ? "" : ", ") + g.value(id).name;
+  for (graph::ValueId id : g.inputs()) s += (s.empty() ? "" : ", ") + g.value(id).name;
+  return s;
+}
+
+std::string output_names(const graph::Graph& g) {
+  std::string s;
+  for (size_t i = 0; i < g.outputs().size(); ++i) s += (i ? ", " : "") + g.output_name(i);
   return s;
 }
 
@@ -81,8 +80,18 @@ class Session {
     graph_ = opsnn::onnx::import_model(path);
   }
 
-  nb::list inputs() const { return value_infos(graph_, graph_.inputs()); }
-  nb::list outputs() const { return value_infos(graph_, graph_.outputs()); }
+  nb::list inputs() const {
+    nb::list r;
+    for (graph::ValueId id : graph_.inputs())
+      r.append(value_info(graph_.value(id).name, graph_.value(id)));
+    return r;
+  }
+  nb::list outputs() const {
+    nb::list r;
+    for (size_t i = 0; i < graph_.outputs().size(); ++i)
+      r.append(value_info(graph_.output_name(i), graph_.value(graph_.outputs()[i])));
+    return r;
+  }
   const std::string& path() const { return path_; }
 
   // feeds: {input name: tensor}; requested: output names, or None for all.
@@ -97,11 +106,12 @@ class Session {
       const std::string name = nb::cast<std::string>(nb::str(k));
       const int i = input_index(name);
       if (i < 0)
-        throw Error(kWho, "feed '" + name + "'",
-                    "a model input (" + names_of(graph_, graph_.inputs()) + ")", "an unknown name");
+        throw Error(kWho, "feed '" + name + "'", "a model input (" + input_names(graph_) + ")",
+                    "an unknown name");
       nb::object kp;
       fed[i] = checked_feed(i, to_tensor(x, kWho, "feed '" + name + "'", &kp));
       if (kp.is_valid()) keep.push_back(std::move(kp));
+      keep.push_back(nb::borrow(x));  // alive while the GIL is released, whatever feeds becomes
       if (kind_from < 0 || i < kind_from) {
         kind_from = i;
         kind = kind_of(x);
@@ -156,6 +166,11 @@ class Session {
       if (graph_.value(graph_.inputs()[i]).name == name) return static_cast<int>(i);
     return -1;
   }
+  int output_index(const std::string& name) const {
+    for (size_t i = 0; i < graph_.outputs().size(); ++i)
+      if (graph_.output_name(i) == name) return static_cast<int>(i);
+    return -1;
+  }
   const std::string& input_name(int i) const { return graph_.value(graph_.inputs()[i]).name; }
 
   // dtype, rank and numeric dims as the model declares; strided -> a contiguous copy.
@@ -199,16 +214,13 @@ class Session {
   std::vector<std::string> requested_names(nb::handle requested) const {
     std::vector<std::string> names;
     if (requested.is_none()) {
-      for (graph::ValueId v : graph_.outputs()) names.push_back(graph_.value(v).name);
+      for (size_t i = 0; i < graph_.outputs().size(); ++i) names.push_back(graph_.output_name(i));
       return names;
     }
     for (nb::handle h : requested) {
       const std::string name = nb::cast<std::string>(nb::str(h));
-      bool found = false;
-      for (graph::ValueId v : graph_.outputs()) found = found || graph_.value(v).name == name;
-      if (!found)
-        throw Error(kWho, "output '" + name + "'",
-                    "a model output (" + names_of(graph_, graph_.outputs()) + ")",
+      if (output_index(name) < 0)
+        throw Error(kWho, "output '" + name + "'", "a model output (" + output_names(graph_) + ")",
                     "an unknown name");
       names.push_back(name);
     }
@@ -226,9 +238,9 @@ class Session {
     auto it = variants_.find(key);
     if (it != variants_.end()) return *it->second;
     auto v = std::make_unique<Variant>();
-    std::vector<graph::ValueId> wanted;  // distinct, in request order
+    std::vector<size_t> wanted;  // distinct output indices, in request order
     for (const std::string& n : names) {
-      const graph::ValueId id = graph_.find(n);
+      const size_t id = static_cast<size_t>(output_index(n));
       size_t k = 0;
       while (k < wanted.size() && wanted[k] != id) ++k;
       if (k == wanted.size()) wanted.push_back(id);

@@ -213,3 +213,19 @@ def test_gil_released_while_a_session_runs(tmp_path):
     stop = True
     t.join()
     assert during > 1000, during
+
+
+def test_output_that_is_an_input(tmp_path, rng):
+    f = TensorProto.FLOAT
+    path = save(tmp_path, [helper.make_node("Identity", ["x"], ["same"]),
+                           helper.make_node("Neg", ["x"], ["neg"])],
+                [helper.make_tensor_value_info("x", f, [3])],
+                [helper.make_tensor_value_info("same", f, [3]),
+                 helper.make_tensor_value_info("neg", f, [3])])
+    s = ops_nn.Session(path)
+    x = rng.standard_normal(3).astype(np.float32)
+    for outs in (None, ["same"]):
+        got = s.run({"x": x}, outputs=outs)
+        np.testing.assert_array_equal(got["same"], x)
+        assert not np.shares_memory(got["same"], x)  # a new array, not the feed
+    np.testing.assert_array_equal(s.run({"x": x})["neg"], -x)

@@ -282,7 +282,7 @@ Graph import_proto(const ::onnx::ModelProto& model, const std::string& base_dir)
     if (it == names.end())
       throw Error("onnx", "output '" + o.name() + "'", "a value the graph computes",
                   "a name nothing produces");
-    g.output(it->second);
+    g.output(it->second, o.name());
     record_declared_output(g.mutable_values()[it->second], o);
   }
   g.validate();
