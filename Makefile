@@ -1,6 +1,6 @@
 # Quick start:
 #   make demo   installs missing system packages, builds Release, runs the demo
-#   make test   builds and runs the whole suite (Release, the Python package, then ASan+UBSan)
+#   make test   builds and runs the whole suite (Release; `pip install .` into a fresh venv + pytest; ASan+UBSan)
 JOBS ?= $(shell nproc)
 BUILD ?= build/release
 ASAN_BUILD ?= build/asan
@@ -13,20 +13,20 @@ PIP_BUILD ?= $(BUILD)-pip
 PIP_VENV ?= $(BUILD)-venv
 WHEELS ?= $(BUILD)-wheels
 
-# With ccache installed, the pip build reuses the objects the Release tree
-# compiled (same sources, flags and compiler) instead of compiling the library
-# a second time.
-CCACHE := $(shell command -v ccache 2>/dev/null)
-ifneq ($(CCACHE),)
-export CMAKE_CXX_COMPILER_LAUNCHER ?= $(CCACHE)
+# With ccache (scripts/setup.sh installs it; looked up when a tree is
+# configured, after setup ran), the pip build reuses the objects the Release
+# tree compiled (same sources, flags and compiler) instead of compiling the
+# library a second time. Paths are hashed relative to the repository.
+launcher = -DCMAKE_CXX_COMPILER_LAUNCHER=$$(command -v ccache)
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
-endif
-# scikit-build-core would take CXX from Python's sysconfig (g++, or
-# x86_64-linux-gnu-g++ on Debian): ccache keys on the compiler's name, so the
-# pip build is told the Release tree's compiler.
-release_cxx = $(shell sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' $(BUILD)/CMakeCache.txt)
-pip_build = CXX=$(release_cxx) CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(1) --disable-pip-version-check --no-build-isolation \
+# The pip build uses the Release tree's compiler and launcher: scikit-build-core
+# would take CXX from Python's sysconfig (g++, or x86_64-linux-gnu-g++ on
+# Debian), and ccache keys on the compiler's name.
+release_cache = $(shell sed -n 's/^$(1):[A-Z]*=//p' $(BUILD)/CMakeCache.txt)
+pip_build = CXX=$(call release_cache,CMAKE_CXX_COMPILER) \
+  CMAKE_CXX_COMPILER_LAUNCHER=$(call release_cache,CMAKE_CXX_COMPILER_LAUNCHER) \
+  CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(1) --disable-pip-version-check --no-build-isolation \
   -C build-dir=$(PIP_BUILD) .
 
 .PHONY: setup build demo test test-release test-python test-pip test-asan wheel install clean format
@@ -35,7 +35,8 @@ setup:
 	@bash scripts/setup.sh
 
 $(BUILD)/build.ninja: | setup
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPSNN_BUILD_PYTHON=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPSNN_BUILD_PYTHON=ON $(launcher) \
+	  $(CMAKE_FLAGS)
 
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -70,7 +71,7 @@ test-pip: build
 
 $(ASAN_BUILD)/build.ninja: | setup
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPSNN_SANITIZE=ON \
-	  -DOPSNN_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	  -DOPSNN_BUILD_BENCH=OFF $(launcher) $(CMAKE_FLAGS)
 
 test-asan: setup $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
