@@ -58,10 +58,12 @@ class Session:
 
     def run(self, feeds, outputs=None):
         if not isinstance(feeds, dict):
-            raise TypeError(f"Session.run: feeds must be a dict of input name -> tensor, got {type(feeds).__name__}")
+            raise TypeError("Session.run: feeds must be a dict of input name -> tensor, got "
+                            + type(feeds).__name__)
         if isinstance(outputs, str):
             outputs = [outputs]
         return self._s.run(feeds, None if outputs is None else list(outputs))
 
     def __repr__(self):
-        return f"<ops_nn.Session {self.path}: inputs {self.input_names}, outputs {self.output_names}>"
+        return (f"<ops_nn.Session {self.path}: inputs {self.input_names}, "
+                f"outputs {self.output_names}>")

@@ -51,6 +51,9 @@ def mlp_ref(x, s):
     return {"h": h, "p": e / e.sum(-1, keepdims=True), "xsum": x.astype(np.float64).sum(-1)}
 
 
+MISSING_S = r"feeds: expected a tensor for every input the outputs need, got none for s"
+
+
 def feeds(rng, batch):
     return {"x": rng.standard_normal((batch, 8)).astype(np.float32),
             "s": rng.uniform(0.5, 2, (batch, 16)).astype(np.float32)}
@@ -97,11 +100,12 @@ def test_output_subset_needs_only_its_inputs(mlp, rng):
     f = feeds(rng, 2)
     got = s.run({"x": f["x"]}, outputs=["xsum"])
     assert list(got) == ["xsum"]
-    np.testing.assert_allclose(got["xsum"], f["x"].astype(np.float64).sum(-1), rtol=1e-5, atol=1e-5)
+    want = f["x"].astype(np.float64).sum(-1)
+    np.testing.assert_allclose(got["xsum"], want, rtol=1e-5, atol=1e-5)
     got = s.run(f, outputs=["p", "h"])
     assert list(got) == ["p", "h"]
     check(got, {k: v for k, v in mlp_ref(f["x"], f["s"]).items() if k in ("p", "h")})
-    with pytest.raises(ops_nn.Error, match=r"feeds: expected a tensor for every input the outputs need, got none for s"):
+    with pytest.raises(ops_nn.Error, match=MISSING_S):
         s.run({"x": f["x"]}, outputs=["p"])
 
 
@@ -117,8 +121,9 @@ def test_strided_inputs_are_copied_once(mlp, rng):
     ({"y": 1}, r"session: feed 'y': expected a model input \(x, s\), got an unknown name"),
     ({"x": np.zeros((2, 8), np.float16)}, r"feed 'x': expected dtype f32, got f16"),
     ({"x": np.zeros((2, 9), np.float32)}, r"feed 'x': expected shape \[batch, 8\], got \[2, 9\]"),
-    ({"x": np.zeros((2, 8, 1), np.float32)}, r"feed 'x': expected shape \[batch, 8\], got \[2, 8, 1\]"),
-    ({"x": np.zeros((2, 8), np.float32)}, r"feeds: expected a tensor for every input the outputs need, got none for s"),
+    ({"x": np.zeros((2, 8, 1), np.float32)},
+     r"feed 'x': expected shape \[batch, 8\], got \[2, 8, 1\]"),
+    ({"x": np.zeros((2, 8), np.float32)}, MISSING_S),
     ({"x": np.zeros((2, 8), np.float32), "s": np.zeros((3, 16), np.float32)},
      r"feed 's' dim 'batch': expected 2 \(as in feed 'x'\), got 3"),
     ({"x": "not a tensor"}, r"feed 'x': expected a NumPy array"),
@@ -147,7 +152,8 @@ def test_pinned_shape_input_gets_a_plan_per_value(tmp_path, rng):
     nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"])]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
               helper.make_tensor_value_info("shape", TensorProto.INT64, [2])]
-    path = save(tmp_path, nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    path = save(tmp_path, nodes, inputs, outputs)
     s = ops_nn.Session(path)
     x = rng.standard_normal((2, 6)).astype(np.float32)
     for shape in ([3, 4], [4, 3], [3, 4]):
