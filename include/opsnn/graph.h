@@ -47,8 +47,8 @@ struct Dim {
 struct Value {
   std::string name;
   DType dtype = DType::f32;
-  std::vector<Dim> shape;  // declared shape (graph inputs); may be empty
-  bool has_shape = false;  // declared shape known (graph inputs always)
+  std::vector<Dim> shape;  // declared shape (graph inputs, ONNX-declared outputs); may be empty
+  bool has_shape = false;  // declared dtype and shape known (graph inputs always)
   Tensor data;             // defined for constants (initializers, folded nodes)
   bool is_constant = false;
   int32_t producer = -1;  // node index, -1 for graph inputs and constants
@@ -84,12 +84,16 @@ class Graph {
                             const Attrs& attrs = {}, const std::string& name = "",
                             int num_outputs = -1, std::vector<std::string> output_names = {},
                             std::vector<AttrInput> attr_inputs = {});
-  void output(ValueId v);
+  // `name`: what callers know the output as, when not the value's own name
+  // (an ONNX graph output that names an alias, e.g. Identity's output).
+  void output(ValueId v, std::string name = "");
 
   const std::vector<Value>& values() const { return values_; }
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }
+  // The name of output i (index into outputs()).
+  const std::string& output_name(size_t i) const;
   const Value& value(ValueId v) const;
   ValueId find(const std::string& name) const;  // kNoValue if none
 
@@ -111,6 +115,7 @@ class Graph {
   std::map<std::string, ValueId> by_name_;  // unique value names
   std::vector<Node> nodes_;
   std::vector<ValueId> inputs_, outputs_;
+  std::vector<std::string> output_names_;  // per output; empty: the value's name
 };
 
 struct PlanOptions {

@@ -31,6 +31,7 @@ __version__ = _core.version()
 
 from . import functional  # noqa: E402
 from .custom import register_op  # noqa: E402
+from .session import Session, ValueInfo  # noqa: E402
 
 
 class Op(_CoreOp):
@@ -63,5 +64,5 @@ functional._refresh()
 __all__ = [
     "Error", "Op", "PackedMatrix", "TensorDesc", "bench", "check", "constant", "cpu_info", "desc",
     "functional", "isa", "load_plugin", "matmul_packed", "num_threads", "ops", "pack_matrix",
-    "register_op", "set_isa", "set_num_threads",
+    "register_op", "Session", "set_isa", "set_num_threads", "ValueInfo",
 ]

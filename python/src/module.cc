@@ -14,6 +14,7 @@
 #include "opsnn/opsnn.h"
 #include "opsnn/plugin.h"
 #include "packed.h"
+#include "session.h"
 #include "tensors.h"
 #include "timing.h"
 
@@ -200,4 +201,5 @@ NB_MODULE(_core, m) {
   bind_custom(m);
   bind_cases(m);
   bind_timing(m);
+  bind_session(m);
 }

@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,11 @@ except ImportError:  # torch is optional: its tests skip
     torch = None
 
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+
+def pytest_report_header():
+    # Which package is under test: the build tree's or an installed one.
+    return f"ops_nn {ops_nn.__version__} from {os.path.dirname(ops_nn.__file__)}"
 
 
 @pytest.fixture

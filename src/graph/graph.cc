@@ -74,10 +74,18 @@ std::vector<ValueId> Graph::node(const std::string& op, std::vector<ValueId> inp
   return nodes_.back().outputs;
 }
 
-void Graph::output(ValueId v) {
+void Graph::output(ValueId v, std::string name) {
   if (v < 0 || static_cast<size_t>(v) >= values_.size())
     throw Error("graph", "output", "a value id of this graph", std::to_string(v));
   outputs_.push_back(v);
+  output_names_.push_back(std::move(name));
+}
+
+const std::string& Graph::output_name(size_t i) const {
+  if (i >= outputs_.size())
+    throw Error("graph", "output_name", "an output index below " + std::to_string(outputs_.size()),
+                std::to_string(i));
+  return output_names_[i].empty() ? values_[outputs_[i]].name : output_names_[i];
 }
 
 const Value& Graph::value(ValueId v) const {

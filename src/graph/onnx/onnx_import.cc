@@ -190,6 +190,24 @@ std::vector<graph::Dim> dims_of(const ::onnx::ValueInfoProto& vi, const std::str
   return dims;
 }
 
+// A computed graph output keeps the type the model declares for it (dims may
+// be symbols), for callers that show a model's signature; plans ignore it.
+void record_declared_output(graph::Value& v, const ::onnx::ValueInfoProto& vi) {
+  if (v.has_shape || !vi.type().has_tensor_type() || vi.type().tensor_type().elem_type() == 0)
+    return;
+  const std::string what = "output '" + vi.name() + "'";
+  bool known = false;
+  std::vector<graph::Dim> dims = dims_of(vi, what, &known);
+  if (!known) return;
+  try {
+    v.dtype = dtype_from_onnx(vi.type().tensor_type().elem_type(), what);
+  } catch (const Error&) {
+    return;  // a type the library has no dtype for: nothing to show
+  }
+  v.shape = std::move(dims);
+  v.has_shape = true;
+}
+
 Graph import_proto(const ::onnx::ModelProto& model, const std::string& base_dir) {
   if (model.ir_version() < 3)
     throw Error("onnx", "ir_version", ">= 3", std::to_string(model.ir_version()));
@@ -264,7 +282,8 @@ Graph import_proto(const ::onnx::ModelProto& model, const std::string& base_dir)
     if (it == names.end())
       throw Error("onnx", "output '" + o.name() + "'", "a value the graph computes",
                   "a name nothing produces");
-    g.output(it->second);
+    g.output(it->second, o.name());
+    record_declared_output(g.mutable_values()[it->second], o);
   }
   g.validate();
   return g;
