@@ -55,10 +55,10 @@ struct Value {
 };
 
 // An attribute whose value comes from a node input at plan time: its data
-// (ints, i64, f64: the value must then be constant by then) or its dtype's
+// (ints, i64, f64, f64s: the value must then be constant by then) or its dtype's
 // name (dtype: only the value's description is needed).
 struct AttrInput {
-  enum class Kind { ints, i64, f64, dtype };
+  enum class Kind { ints, i64, f64, f64s, dtype };
   std::string attr;
   ValueId value = kNoValue;
   Kind kind = Kind::ints;

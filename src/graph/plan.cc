@@ -134,6 +134,12 @@ Attrs resolve_attrs(const Node& n, const std::vector<ValueState>& st, const Grap
                       t.desc().str());
         a.set(ai.attr, t.flat_get(0));
         break;
+      case AttrInput::Kind::f64s: {
+        std::vector<double> v(static_cast<size_t>(t.numel()));
+        for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.flat_get(i);
+        a.set(ai.attr, std::move(v));
+        break;
+      }
     }
   }
   return a;
@@ -377,6 +383,9 @@ Plan Plan::create(const Graph& g, const std::vector<TensorDesc>& input_descs,
       if (st[v].input >= 0 && !st[v].constant.defined())
         P.bindings[st[v].input].slots.emplace_back(P.steps.size(), k);
     }
+    // Absent trailing optional inputs (conv's residual) as empty tensors: Op::run
+    // then hands the array to the kernel as it is instead of copying it.
+    while (step.ins.size() < step.op.call().inputs.size()) step.ins.emplace_back();
     for (ValueId v : n.outputs) step.outs.push_back(tensor_of(v));
     step.ws_offset = ws_buf[s] >= 0 ? bufs[ws_buf[s]].offset : 0;
     step.ws_bytes = step.op.workspace_bytes();
@@ -419,6 +428,9 @@ void Plan::run(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
         !t.is_contiguous() || (t.numel() > 0 && t.data() == nullptr))
       throw Error("plan", "input " + std::to_string(i), "contiguous " + P.in_descs[i].str(),
                   t.desc().str());
+    // The caller's tensor computes its strides once (they are cached in it),
+    // so the copies below carry them and no kernel computes them in run.
+    (void)t.strides();
     for (auto [s, k] : P.bindings[i].slots) P.steps[s].ins[k] = t;
     const Tensor& pin = P.pinned_values[i];
     if (pin.defined() && pin.nbytes() && std::memcmp(pin.data(), t.data(), pin.nbytes()) != 0)

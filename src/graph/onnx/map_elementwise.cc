@@ -24,7 +24,8 @@ void unary(MapContext& c) {
 constexpr char kRelu[] = "relu", kSigmoid[] = "sigmoid", kTanh[] = "tanh", kExp[] = "exp",
                kLog[] = "log", kSqrt[] = "sqrt", kReciprocal[] = "reciprocal", kNeg[] = "neg",
                kAbs[] = "abs", kErf[] = "erf", kSoftplus[] = "softplus", kMish[] = "mish",
-               kHardSwish[] = "hardswish";
+               kHardSwish[] = "hardswish", kFloor[] = "floor", kCeil[] = "ceil", kRound[] = "round",
+               kSign[] = "sign";
 
 // Max/Min/Sum of any number of inputs: a chain of the binary op.
 template <const char* Op>
@@ -130,6 +131,10 @@ void add_elementwise_mappings(MappingTable& t) {
       {"Softplus", 7, unary<kSoftplus>},
       {"Mish", 18, unary<kMish>},
       {"HardSwish", 14, unary<kHardSwish>},
+      {"Floor", 7, unary<kFloor>},
+      {"Ceil", 7, unary<kCeil>},
+      {"Round", 11, unary<kRound>},
+      {"Sign", 9, unary<kSign>},
       {"LeakyRelu", 7, leaky_relu},
       {"Gelu", 20, gelu},
       {"Clip", 7, clip},
