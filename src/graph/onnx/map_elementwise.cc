@@ -62,6 +62,10 @@ void clip(MapContext& c) {
   c.emit("clip", {c.required(0)}, a, ai);
 }
 
+void mod(MapContext& c) {
+  c.emit("mod", {c.required(0), c.required(1)}, {{"fmod", c.i("fmod", 0)}});
+}
+
 void where(MapContext& c) { c.emit("where", {c.required(0), c.required(1), c.required(2)}); }
 
 void identity(MapContext& c) { c.alias(0, c.required(0)); }
@@ -139,6 +143,7 @@ void add_elementwise_mappings(MappingTable& t) {
       {"Gelu", 20, gelu},
       {"Clip", 7, clip},
       {"Where", 9, where},
+      {"Mod", 10, mod},
       {"Identity", 7, identity},
       {"Dropout", 7, dropout},
       {"Softmax", 7, softmax<kSoftmax>},
