@@ -10,6 +10,7 @@ asymmetric, floor, scales from a constant) and a strided downsampling Conv.
 
 Runs it through `opsnn run` and onnxruntime and compares (f32 tolerance);
 checks `opsnn info`'s planned arena against 1.2x the planner's lower bound,
+that the plan fused each GroupNorm + SiLU into group_norm_silu,
 and, given `--alloc-check BIN` (tests/onnx_steady_alloc.cc), that a
 steady-state run of the plan makes no heap allocation.
 
@@ -164,7 +165,10 @@ def main():
         print("arena peak %d B, lower bound %d B (%.3fx)" % (peak, bound, peak / bound))
         kernels = sorted(set(re.findall(r"\b(group_norm(?:_silu)?|instance_norm)\b", info)))
         print("norm kernels in the plan: %s" % ", ".join(kernels))
-        checks += 1
+        checks += 2
+        if "group_norm_silu" not in kernels or "instance_norm" in kernels:
+            print("FAIL unet_block: GroupNorm + SiLU not fused into group_norm_silu")
+            failures += 1
         if peak > 1.2 * bound:
             print("FAIL unet_block: arena above 1.2x the lower bound")
             failures += 1

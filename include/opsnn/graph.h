@@ -116,6 +116,7 @@ class Graph {
 struct PlanOptions {
   bool inplace = true;  // let elementwise outputs reuse a dying input's buffer
   bool views = true;    // reshape as a view of its input
+  bool fuse = true;     // fusion passes (GroupNorm as exporters spell it -> group_norm)
   // Values of the graph inputs (in order; may be empty). Inputs whose data
   // decides a plan-time attribute (a Reshape shape or Slice starts passed as
   // a graph input) are pinned to these values: the plan is made for them and
