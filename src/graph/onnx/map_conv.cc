@@ -2,6 +2,8 @@
 // max_pool2d(_with_indices), avg_pool2d, global_avg_pool, global_max_pool,
 // resize. The library's pooling and transposed convolution are 2-D: the 1-D
 // forms run as 2-D ones over an inserted unit dim (unsqueeze, op, squeeze).
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "graph/onnx/onnx_map.h"
@@ -104,6 +106,20 @@ void output_shape_as_pads(MapContext& c, int r, Attrs& a) {
   const IL st = get("strides", 1), dil = get("dilations", 1);
   IL op = get("output_padding", 0), pads(2 * n, 0);
   const bool upper = a.s("auto_pad") == "SAME_UPPER";
+  constexpr int64_t kSane = int64_t{1} << 30;  // larger values: the op's own checks decide
+  const auto sane = [&](const IL& v) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e >= 0 && e < kSane; });
+  };
+  IL dims;
+  for (size_t j = 0; j < n; ++j) {
+    dims.push_back(w.shape[j + 2].size);
+    dims.push_back(x.shape[j + 2].size);
+  }
+  if (!sane(st) || !sane(dil) || !sane(op) || !sane(target) || !sane(dims) || st.size() != n ||
+      dil.size() != n || op.size() != n) {
+    a.set("output_shape", target);
+    return;
+  }
   for (size_t j = 0; j < n; ++j) {
     const int64_t k = w.shape[j + 2].size, in = x.shape[j + 2].size;
     const int64_t total = st[j] * (in - 1) + op[j] + (k - 1) * dil[j] + 1 - target[j];
@@ -150,6 +166,9 @@ void max_pool(MapContext& c) {
     if (!dim.is_symbolic()) d.push_back(dim.size);
   if (!x.has_shape || d.size() != 4)
     c.fail("input 'X'", "declared numeric dims (for the indices)", "symbols or none");
+  for (int64_t v : d)
+    if (v > (int64_t{1} << 15))
+      c.fail("input 'X'", "dims up to 2^15 (the indices' offsets)", std::to_string(v));
   Tensor off = Tensor::empty({d[0], d[1], 1, 1}, DType::i64);
   for (int64_t i = 0; i < d[0] * d[1]; ++i) off.data_as<int64_t>()[i] = i * d[2] * d[3];
   const auto yi = c.add("max_pool2d_with_indices", {c.required(0)}, a);
@@ -221,7 +240,10 @@ void spatial_attr(MapContext& c, size_t i, const char* name, Attrs& a, std::vect
   IL iv;
   std::vector<double> fv;
   for (int64_t k = 2; k < n; ++k) {
-    iv.push_back(static_cast<int64_t>(t->flat_get(k)));
+    const double v = t->flat_get(k);
+    if (!(std::fabs(v) < 9.2e18))
+      c.fail(std::string("input '") + name + "'", "finite values", std::to_string(v));
+    iv.push_back(static_cast<int64_t>(v));
     fv.push_back(t->flat_get(k));
   }
   if (is_scales)
