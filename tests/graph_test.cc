@@ -327,3 +327,59 @@ TEST(Plan, PinnedInputsDecideAttributes) {
 
 }  // namespace
 }  // namespace opsnn::graph
+
+namespace opsnn::graph {
+namespace {
+
+// GroupNorm as PyTorch's opset-17 export writes it, then SiLU as x * sigmoid(x).
+Graph exported_group_norm(bool silu, bool affine, Shape w_shape) {
+  Graph g;
+  ValueId x = g.input("x", DType::f32, {2, 8, 8, 3});
+  ValueId r = g.node("reshape", {x}, {{"shape", std::vector<int64_t>{0, 4, -1}}})[0];
+  Tensor s = random({4}, 11), z = random({4}, 12);
+  ValueId n =
+      g.node("instance_norm", {r, g.constant("s", s), g.constant("z", z)}, {{"eps", 1e-5}})[0];
+  ValueId y = g.node("reshape", {n}, {}, "back", -1, {},
+                     {{"shape", g.node("shape", {x})[0], AttrInput::Kind::ints}})[0];
+  if (affine) {
+    y = g.node("mul", {g.constant("w", random(w_shape, 13)), y})[0];
+    y = g.node("add", {y, g.constant("b", random(w_shape, 14))})[0];
+  }
+  if (silu) y = g.node("mul", {y, g.node("sigmoid", {y})[0]})[0];
+  g.output(y);
+  return g;
+}
+
+std::string norm_kernels(const Plan& p) {
+  std::string ops;
+  for (const PlanStep& s : p.steps())
+    if (s.op.find("norm") != std::string::npos) ops += s.op + " ";
+  return ops;
+}
+
+TEST(Fusion, ExportedGroupNormBecomesOneNode) {
+  const std::vector<TensorDesc> in{TensorDesc(DType::f32, {2, 8, 8, 3})};
+  const Tensor x = random({2, 8, 8, 3}, 15);
+  PlanOptions off;
+  off.fuse = false;
+  struct Case {
+    bool silu, affine;
+    Shape w;
+    const char* fused;
+  };
+  for (const Case& c :
+       {Case{true, true, {8, 1, 1}, "group_norm_silu "},
+        Case{false, true, {1, 8, 1, 1}, "group_norm "}, Case{true, false, {}, "group_norm_silu "},
+        Case{false, true, {8, 1}, "group_norm "}}) {  // w along H: mul, add kept
+    const Graph g = exported_group_norm(c.silu, c.affine, c.w);
+    Plan fused = Plan::create(g, in), plain = Plan::create(g, in, off);
+    EXPECT_EQ(norm_kernels(fused), c.fused);
+    EXPECT_EQ(norm_kernels(plain), "instance_norm ");
+    const Tensor a = fused({x})[0], b = plain({x})[0];
+    ASSERT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.flat_get(i), b.flat_get(i), 1e-5) << i;
+  }
+}
+
+}  // namespace
+}  // namespace opsnn::graph

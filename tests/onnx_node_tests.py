@@ -37,12 +37,20 @@ KNOWN = [
     (r"test_clip_default_int8", "integer operands: the library's clip computes f32/bf16/f16 only"),
     (r"test_pow_types_(float|int|float32_int32|float32_int64|int32_float32|int64_float32)$",
      "operands of two dtypes (the library's pow takes one dtype for both)"),
-    (r"select_last_index", "ArgMax select_last_index=1 (the library's argmax returns the first index)"),
+    (r"select_last_index", "ArgMax/ArgMin select_last_index=1 (the library's argmax/argmin return the first index)"),
     (r"training|dropout_default_mask", "training mode or the Dropout mask / BatchNorm running statistics (an inference runtime)"),
     (r"BFLOAT16", "ONNX 1.12's test data stores bfloat16 as UINT16 and truncates instead of rounding to nearest even"),
     (r"test_reduce_sum_empty_axes_input_noop|test_reduce_sum_negative_axes_keepdims_random",
      "noop_with_empty_axes=1 with the axes passed as a run-time input"),
     (r"test_reshape_allowzero_reordered", "Reshape allowzero=1 with a zero in the shape"),
+    (r"test_(averagepool|maxpool)_3d|test_convtranspose_3d",
+     "3-D pooling / transposed convolution (the library's are 2-D; the 1-D forms run as 2-D)"),
+    (r"test_maxpool_2d_uint8", "integer pooling (the library's pooling computes f32/bf16/f16)"),
+    (r"test_maxpool_with_argmax_2d_precomputed_strides", "MaxPool storage_order=1 (column-major indices)"),
+    (r"test_resize_downsample_scales_(linear|cubic)_align_corners",
+     "align_corners with in*scale not an integer: ONNX's reference maps with the unrounded in*scale, "
+     "the library with the integer output size"),
+    (r"tf_half_pixel_for_nn", "Resize's TF1 mode tf_half_pixel_for_nn (the library's resize has the other five)"),
 ]
 
 

@@ -55,10 +55,10 @@ struct Value {
 };
 
 // An attribute whose value comes from a node input at plan time: its data
-// (ints, i64, f64: the value must then be constant by then) or its dtype's
+// (ints, i64, f64, f64s: the value must then be constant by then) or its dtype's
 // name (dtype: only the value's description is needed).
 struct AttrInput {
-  enum class Kind { ints, i64, f64, dtype };
+  enum class Kind { ints, i64, f64, f64s, dtype };
   std::string attr;
   ValueId value = kNoValue;
   Kind kind = Kind::ints;
@@ -121,6 +121,7 @@ class Graph {
 struct PlanOptions {
   bool inplace = true;  // let elementwise outputs reuse a dying input's buffer
   bool views = true;    // reshape as a view of its input
+  bool fuse = true;     // fusion passes (GroupNorm as exporters spell it -> group_norm)
   // Values of the graph inputs (in order; may be empty). Inputs whose data
   // decides a plan-time attribute (a Reshape shape or Slice starts passed as
   // a graph input) are pinned to these values: the plan is made for them and

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "graph/memory_plan.h"
+#include "graph/passes/fuse_group_norm.h"
 #include "graph/rules.h"
 #include "opsnn/error.h"
 #include "opsnn/graph.h"
@@ -134,6 +135,12 @@ Attrs resolve_attrs(const Node& n, const std::vector<ValueState>& st, const Grap
                       t.desc().str());
         a.set(ai.attr, t.flat_get(0));
         break;
+      case AttrInput::Kind::f64s: {
+        std::vector<double> v(static_cast<size_t>(t.numel()));
+        for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.flat_get(i);
+        a.set(ai.attr, std::move(v));
+        break;
+      }
     }
   }
   return a;
@@ -168,6 +175,47 @@ std::vector<int> inputs_needed_at_plan_time(const Graph& g) {
   }
   std::sort(result.begin(), result.end());
   return result;
+}
+
+// Shape inference of one node (its op's own rules): sets its outputs'
+// descriptions, and their data when the node folds (all inputs constant, or
+// an op folded from shapes alone). Returns whether it folded.
+bool infer_node(const Graph& g, const Node& n, std::vector<ValueState>& st,
+                std::vector<TensorDesc>& descs, Attrs& attrs) {
+  bool all_const = true;
+  for (ValueId v : n.inputs) {
+    if (v == kNoValue) {
+      descs.push_back(TensorDesc::none());
+      continue;
+    }
+    if (!st[v].known)
+      throw Error(n.name, "input '" + g.values()[v].name + "'", "a value with a known shape",
+                  "none");
+    descs.push_back(st[v].desc);
+    all_const = all_const && st[v].constant.defined();
+  }
+  attrs = resolve_attrs(n, st, g);
+  const OpSchema& schema = Registry::global().schema(n.op);
+  OpCall call = make_call(schema, descs, attrs);  // validates: errors name the op
+  if (call.outputs.size() != n.outputs.size())
+    throw Error(n.name, "outputs", std::to_string(call.outputs.size()) + " outputs",
+                std::to_string(n.outputs.size()));
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    st[n.outputs[k]].desc = TensorDesc(call.outputs[k].dtype, call.outputs[k].shape);
+    st[n.outputs[k]].known = true;
+  }
+  // A node without inputs (range) is a constant too.
+  if (!rules::folds_from_shapes(n.op) && !all_const) return false;
+  std::vector<Tensor> outs;
+  if (rules::folds_from_shapes(n.op)) {
+    outs = rules::fold_from_shapes(n.op, descs, attrs);
+  } else {
+    std::vector<Tensor> ins;
+    for (ValueId v : n.inputs) ins.push_back(v == kNoValue ? Tensor() : st[v].constant);
+    outs = Op::create(n.op, descs, attrs)(ins);
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k) st[n.outputs[k]].constant = outs[k];
+  return true;
 }
 
 }  // namespace
@@ -213,6 +261,29 @@ Plan Plan::create(const Graph& g, const std::vector<TensorDesc>& input_descs,
     }
   }
 
+  // Fusion passes need every value's shape: a first inference walk, then
+  // the plan of the rewritten graph.
+  if (options.fuse) {
+    std::vector<ValueState> dry = st;
+    for (int32_t ni : g.topo_order()) {
+      std::vector<TensorDesc> descs;
+      Attrs attrs;
+      infer_node(g, g.nodes()[ni], dry, descs, attrs);
+    }
+    std::vector<TensorDesc> descs(dry.size());
+    std::vector<Tensor> consts(dry.size());
+    for (size_t v = 0; v < dry.size(); ++v) {
+      descs[v] = dry[v].desc;
+      consts[v] = dry[v].constant;
+    }
+    Graph fused;
+    if (passes::fuse_group_norm(g, descs, consts, fused) > 0) {
+      PlanOptions o = options;
+      o.fuse = false;
+      return create(fused, input_descs, o);
+    }
+  }
+
   // Pass 1: fold, view or create each node in topological order.
   enum class Kind { run, view };
   struct Pending {
@@ -225,39 +296,9 @@ Plan Plan::create(const Graph& g, const std::vector<TensorDesc>& input_descs,
   for (int32_t ni : g.topo_order()) {
     const Node& n = g.nodes()[ni];
     std::vector<TensorDesc> descs;
-    bool all_const = true;
-    for (ValueId v : n.inputs) {
-      if (v == kNoValue) {
-        descs.push_back(TensorDesc::none());
-        continue;
-      }
-      if (!st[v].known)
-        throw Error(n.name, "input '" + values[v].name + "'", "a value with a known shape", "none");
-      descs.push_back(st[v].desc);
-      all_const = all_const && st[v].constant.defined();
-    }
-    const Attrs attrs = resolve_attrs(n, st, g);
+    Attrs attrs;
     PlanStep info{n.name, n.op, "", 0};
-    const OpSchema& schema = Registry::global().schema(n.op);
-    OpCall call = make_call(schema, descs, attrs);  // validates: errors name the op
-    if (call.outputs.size() != n.outputs.size())
-      throw Error(n.name, "outputs", std::to_string(call.outputs.size()) + " outputs",
-                  std::to_string(n.outputs.size()));
-    for (size_t k = 0; k < n.outputs.size(); ++k) {
-      st[n.outputs[k]].desc = TensorDesc(call.outputs[k].dtype, call.outputs[k].shape);
-      st[n.outputs[k]].known = true;
-    }
-    // A node without inputs (range) is a constant too.
-    if (rules::folds_from_shapes(n.op) || all_const) {
-      std::vector<Tensor> outs;
-      if (rules::folds_from_shapes(n.op)) {
-        outs = rules::fold_from_shapes(n.op, descs, attrs);
-      } else {
-        std::vector<Tensor> ins;
-        for (ValueId v : n.inputs) ins.push_back(v == kNoValue ? Tensor() : st[v].constant);
-        outs = Op::create(n.op, descs, attrs)(ins);
-      }
-      for (size_t k = 0; k < n.outputs.size(); ++k) st[n.outputs[k]].constant = outs[k];
+    if (infer_node(g, n, st, descs, attrs)) {
       info.kernel = "folded";
       P.info.push_back(info);
       continue;
@@ -377,6 +418,9 @@ Plan Plan::create(const Graph& g, const std::vector<TensorDesc>& input_descs,
       if (st[v].input >= 0 && !st[v].constant.defined())
         P.bindings[st[v].input].slots.emplace_back(P.steps.size(), k);
     }
+    // Absent trailing optional inputs (conv's residual) as empty tensors: Op::run
+    // then hands the array to the kernel as it is instead of copying it.
+    while (step.ins.size() < step.op.call().inputs.size()) step.ins.emplace_back();
     for (ValueId v : n.outputs) step.outs.push_back(tensor_of(v));
     step.ws_offset = ws_buf[s] >= 0 ? bufs[ws_buf[s]].offset : 0;
     step.ws_bytes = step.op.workspace_bytes();
@@ -419,6 +463,9 @@ void Plan::run(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
         !t.is_contiguous() || (t.numel() > 0 && t.data() == nullptr))
       throw Error("plan", "input " + std::to_string(i), "contiguous " + P.in_descs[i].str(),
                   t.desc().str());
+    // The caller's tensor computes its strides once (they are cached in it),
+    // so the copies below carry them and no kernel computes them in run.
+    (void)t.strides();
     for (auto [s, k] : P.bindings[i].slots) P.steps[s].ins[k] = t;
     const Tensor& pin = P.pinned_values[i];
     if (pin.defined() && pin.nbytes() && std::memcmp(pin.data(), t.data(), pin.nbytes()) != 0)

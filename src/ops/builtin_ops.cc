@@ -7,6 +7,7 @@ namespace opsnn {
 void register_builtin_ops(Registry& r) {
   register_unary_ops(r);
   register_binary_ops(r);
+  register_mod_op(r);
   register_where_ops(r);
   register_compare_ops(r);
   register_gated_ops(r);
@@ -20,6 +21,10 @@ void register_builtin_ops(Registry& r) {
   register_shape_of_op(r);
   register_view_ops(r);
   register_index_ops(r);
+  register_tile_op(r);
+  register_trilu_op(r);
+  register_gather_elements_op(r);
+  register_scatter_nd_op(r);
   register_range_op(r);
 
   register_matmul_ops(r);

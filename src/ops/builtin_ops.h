@@ -8,6 +8,7 @@ void register_builtin_ops(Registry& r);
 
 void register_unary_ops(Registry& r);
 void register_binary_ops(Registry& r);
+void register_mod_op(Registry& r);
 void register_where_ops(Registry& r);
 void register_compare_ops(Registry& r);  // equal, less, ..., logical_and/or/xor/not
 void register_gated_ops(Registry& r);
@@ -22,6 +23,10 @@ void register_shape_of_op(Registry& r);
 void register_view_ops(
     Registry& r);  // squeeze, unsqueeze, flatten  // shape (folded by the graph planner)
 void register_index_ops(Registry& r);
+void register_tile_op(Registry& r);
+void register_trilu_op(Registry& r);
+void register_gather_elements_op(Registry& r);
+void register_scatter_nd_op(Registry& r);
 void register_range_op(Registry& r);  // range (folded by the graph planner)
 
 void register_matmul_ops(Registry& r);

@@ -24,7 +24,8 @@ void unary(MapContext& c) {
 constexpr char kRelu[] = "relu", kSigmoid[] = "sigmoid", kTanh[] = "tanh", kExp[] = "exp",
                kLog[] = "log", kSqrt[] = "sqrt", kReciprocal[] = "reciprocal", kNeg[] = "neg",
                kAbs[] = "abs", kErf[] = "erf", kSoftplus[] = "softplus", kMish[] = "mish",
-               kHardSwish[] = "hardswish";
+               kHardSwish[] = "hardswish", kFloor[] = "floor", kCeil[] = "ceil", kRound[] = "round",
+               kSign[] = "sign";
 
 // Max/Min/Sum of any number of inputs: a chain of the binary op.
 template <const char* Op>
@@ -59,6 +60,10 @@ void clip(MapContext& c) {
   if (c.in(1) != graph::kNoValue) ai.push_back({"min", c.in(1), graph::AttrInput::Kind::f64});
   if (c.in(2) != graph::kNoValue) ai.push_back({"max", c.in(2), graph::AttrInput::Kind::f64});
   c.emit("clip", {c.required(0)}, a, ai);
+}
+
+void mod(MapContext& c) {
+  c.emit("mod", {c.required(0), c.required(1)}, {{"fmod", c.i("fmod", 0)}});
 }
 
 void where(MapContext& c) { c.emit("where", {c.required(0), c.required(1), c.required(2)}); }
@@ -130,10 +135,15 @@ void add_elementwise_mappings(MappingTable& t) {
       {"Softplus", 7, unary<kSoftplus>},
       {"Mish", 18, unary<kMish>},
       {"HardSwish", 14, unary<kHardSwish>},
+      {"Floor", 7, unary<kFloor>},
+      {"Ceil", 7, unary<kCeil>},
+      {"Round", 11, unary<kRound>},
+      {"Sign", 9, unary<kSign>},
       {"LeakyRelu", 7, leaky_relu},
       {"Gelu", 20, gelu},
       {"Clip", 7, clip},
       {"Where", 9, where},
+      {"Mod", 10, mod},
       {"Identity", 7, identity},
       {"Dropout", 7, dropout},
       {"Softmax", 7, softmax<kSoftmax>},

@@ -55,13 +55,22 @@ void instance_norm(MapContext& c) {
 }
 
 // GroupNormalization-21: scale and bias per channel (the library's form).
-// Opset 18's per-group scale/bias is not mapped.
+// Opset 18's scale and bias are per group: X viewed as [N, G, rest] is
+// instance-normalised with them (one channel per group), then viewed back.
 void group_norm(MapContext& c) {
-  if (c.opset() < 21)
-    c.fail("opset", ">= 21 (per-channel scale and bias)", std::to_string(c.opset()));
   c.i("stash_type", 1);
-  c.emit("group_norm", {c.required(0), c.required(1), c.required(2)},
-         {{"num_groups", c.i("num_groups", 1)}, {"eps", c.f("epsilon", 1e-5)}});
+  const int64_t groups = c.i("num_groups", 1);
+  const double eps = c.f("epsilon", 1e-5);
+  const ValueId x = c.required(0);
+  if (c.opset() >= 21) {
+    c.emit("group_norm", {x, c.required(1), c.required(2)}, {{"num_groups", groups}, {"eps", eps}});
+    return;
+  }
+  const ValueId grouped =
+      c.add("reshape", {x}, {{"shape", std::vector<int64_t>{0, groups, -1}}})[0];
+  const ValueId y =
+      c.add("instance_norm", {grouped, c.required(1), c.required(2)}, {{"eps", eps}})[0];
+  c.emit("reshape", {y}, {}, {{"shape", c.add("shape", {x})[0], graph::AttrInput::Kind::ints}});
 }
 
 }  // namespace
@@ -70,7 +79,7 @@ void add_norm_mappings(MappingTable& t) {
   const Mapping m[] = {{"LayerNormalization", 17, layer_norm},
                        {"BatchNormalization", 7, batch_norm},
                        {"InstanceNormalization", 7, instance_norm},
-                       {"GroupNormalization", 21, group_norm}};
+                       {"GroupNormalization", 18, group_norm}};
   t.insert(t.end(), std::begin(m), std::end(m));
 }
 

@@ -1,6 +1,7 @@
 // ONNX shape and data-movement ops -> reshape, squeeze, unsqueeze, flatten,
 // transpose, concat, split, slice, gather, expand, cast, pad, shape, and the
-// plumbing exporters emit (Constant, ConstantOfShape). Shape-valued inputs
+// plumbing exporters emit (Constant, ConstantOfShape), and tile, trilu,
+// gather_elements, scatter_nd. Shape-valued inputs
 // become plan-time attributes, so Shape -> Gather -> Concat -> Reshape chains
 // fold when the plan is made.
 #include <limits>
@@ -162,6 +163,25 @@ void pad(MapContext& c) {
   c.emit("pad", {c.required(0)}, a, ai);
 }
 
+void tile(MapContext& c) {
+  c.emit("tile", {c.required(0)}, {}, {{"repeats", c.required(1), kInts}});
+}
+
+void trilu(MapContext& c) {
+  std::vector<AttrInput> ai;
+  if (c.in(1) != kNoValue) ai.push_back({"k", c.in(1), AttrInput::Kind::i64});
+  c.emit("trilu", {c.required(0)}, {{"upper", c.i("upper", 1)}}, ai);
+}
+
+void gather_elements(MapContext& c) {
+  c.emit("gather_elements", {c.required(0), c.required(1)}, {{"axis", c.i("axis", 0)}});
+}
+
+void scatter_nd(MapContext& c) {
+  const std::string red = c.opset() >= 16 ? c.s("reduction", "none") : "none";
+  c.emit("scatter_nd", {c.required(0), c.required(1), c.required(2)}, {{"reduction", red}});
+}
+
 }  // namespace
 
 void add_shape_mappings(MappingTable& t) {
@@ -182,6 +202,10 @@ void add_shape_mappings(MappingTable& t) {
       {"ConstantOfShape", 9, constant_of_shape},
       {"Pad", 7, pad},
       {"Range", 11, range},
+      {"Tile", 7, tile},
+      {"Trilu", 14, trilu},
+      {"GatherElements", 11, gather_elements},
+      {"ScatterND", 11, scatter_nd},
   };
   t.insert(t.end(), std::begin(m), std::end(m));
 }

@@ -158,6 +158,7 @@ const MappingTable& table() {
     add_matmul_mappings(m);
     add_norm_mappings(m);
     add_reduce_mappings(m);
+    add_conv_mappings(m);
     return m;
   }();
   return t;

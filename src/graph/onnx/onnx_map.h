@@ -83,6 +83,7 @@ void add_shape_mappings(MappingTable& t);
 void add_matmul_mappings(MappingTable& t);
 void add_norm_mappings(MappingTable& t);
 void add_reduce_mappings(MappingTable& t);
+void add_conv_mappings(MappingTable& t);
 
 // TensorProto <-> Tensor (onnx_tensor.cc).
 Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& base_dir,

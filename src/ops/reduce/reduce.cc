@@ -141,13 +141,14 @@ struct ReduceDef {
 double sum_tol_scale(int64_t n) { return std::max(1.0, std::sqrt(static_cast<double>(n)) / 4); }
 
 std::vector<CheckCase> reduce_cases(DType t, Kind kind) {
-  const bool is_sum = kind == Kind::sum || kind == Kind::mean;
+  const bool is_sum = kind != Kind::max && kind != Kind::min;
   std::vector<CheckCase> cs;
   auto add = [&](const std::string& name, TensorDesc x, std::vector<int64_t> axes, int64_t keep,
                  int64_t nred) {
     CheckCase c{name, {std::move(x)}, {{"axes", std::move(axes)}, {"keepdims", keep}}, {{-3, 3}}};
     if (is_sum) {
-      c.ranges = {{-1, 1}};
+      // Products of values near 1 stay finite over 65537 factors.
+      c.ranges = {kind == Kind::prod ? ValueRange{0.95, 1.05} : ValueRange{-1, 1}};
       c.tol_scale = sum_tol_scale(nred);
     }
     cs.push_back(std::move(c));
@@ -240,7 +241,10 @@ void add_reduce(Registry& r, const ReduceDef& d) {
         nred *= xs[static_cast<size_t>(a)];
       }
     std::vector<double>& y = out[0].data;
-    const double init = kind == Kind::max ? -INFINITY : kind == Kind::min ? INFINITY : 0.0;
+    const double init = kind == Kind::max    ? -INFINITY
+                        : kind == Kind::min  ? INFINITY
+                        : kind == Kind::prod ? 1.0
+                                             : 0.0;
     std::fill(y.begin(), y.end(), init);
     for (size_t i = 0; i < in[0].data.size(); ++i) {
       int64_t rem = static_cast<int64_t>(i), o = 0, ostride = 1;
@@ -256,6 +260,12 @@ void add_reduce(Registry& r, const ReduceDef& d) {
       const double v = in[0].data[i];
       if (kind == Kind::sum || kind == Kind::mean)
         acc += v;
+      else if (kind == Kind::prod)
+        acc *= v;
+      else if (kind == Kind::sum_square || kind == Kind::l2)
+        acc += v * v;
+      else if (kind == Kind::l1)
+        acc += std::fabs(v);
       else if (std::isnan(acc) || std::isnan(v))
         acc = NAN;
       else
@@ -263,6 +273,8 @@ void add_reduce(Registry& r, const ReduceDef& d) {
     }
     if (kind == Kind::mean)
       for (double& v : y) v /= static_cast<double>(nred);
+    if (kind == Kind::l2)
+      for (double& v : y) v = std::sqrt(v);
   };
   s.cases = [kind = d.kind](DType t) { return reduce_cases(t, kind); };
   s.bench_case = [name = std::string(d.name)](const std::map<std::string, std::string>& kv,
@@ -311,13 +323,14 @@ ArgmaxGeom argmax_geom(const OpCall& call) {
 
 class ArgmaxKernel : public KernelInstance {
  public:
-  ArgmaxKernel(reduce::ArgmaxFn fn, ArgmaxGeom g) : fn_(fn), g_(g) {}
+  ArgmaxKernel(reduce::ArgmaxFn fn, bool min, ArgmaxGeom g) : fn_(fn), min_(min), g_(g) {}
   void run(const Tensor* in, Tensor* out, void*) override {
-    fn_(in[0].dtype(), in[0].data(), out[0].data_as<int64_t>(), g_.outer, g_.n, g_.inner);
+    fn_(min_, in[0].dtype(), in[0].data(), out[0].data_as<int64_t>(), g_.outer, g_.n, g_.inner);
   }
 
  private:
   reduce::ArgmaxFn fn_;
+  bool min_;
   ArgmaxGeom g_;
 };
 
@@ -349,18 +362,21 @@ std::vector<CheckCase> argmax_cases(DType t) {
   return cs;
 }
 
-void add_argmax(Registry& r) {
+// argmax, or argmin (`min`): the argmax of -x.
+void add_argmax(Registry& r, bool min) {
+  const std::string name = min ? "argmin" : "argmax";
   OpSchema s;
-  s.name = "argmax";
+  s.name = name;
   s.family = "reduce";
-  s.doc =
-      "index of the maximum along `axis` (int64); first index on ties; a NaN counts as the maximum "
-      "(the first NaN's index is returned)";
+  s.doc = min ? "index of the minimum along `axis` (int64); first index on ties; a NaN counts as "
+                "the minimum (the first NaN's index is returned)"
+              : "index of the maximum along `axis` (int64); first index on ties; a NaN counts as "
+                "the maximum (the first NaN's index is returned)";
   s.inputs = {{"x", "input tensor"}};
   s.outputs = {{"y", "int64 indices: x with `axis` removed (keepdims=0) or size 1"}};
-  s.attrs = {
-      {"axis", AttrType::i64, int64_t{0}, "axis to reduce (negative from the end), as ONNX ArgMax"},
-      {"keepdims", AttrType::i64, int64_t{1}, "1: keep the axis as size 1; 0: drop it"}};
+  s.attrs = {{"axis", AttrType::i64, int64_t{0},
+              "axis to reduce (negative from the end), as ONNX ArgMax / ArgMin"},
+             {"keepdims", AttrType::i64, int64_t{1}, "1: keep the axis as size 1; 0: drop it"}};
   s.dtypes = ops::kFloatDTypes;
   s.infer = [](const OpCall& call) {
     ops::require_float(call, 0);
@@ -373,16 +389,17 @@ void add_argmax(Registry& r) {
     return std::vector<TensorDesc>{
         TensorDesc(DType::i64, rank == 0 ? Shape{} : reduced_shape(xs, {a}, keep))};
   };
-  s.reference = [](const OpCall& call, const std::vector<RefTensor>& in,
-                   std::vector<RefTensor>& out) {
+  s.reference = [min](const OpCall& call, const std::vector<RefTensor>& in,
+                      std::vector<RefTensor>& out) {
     const ArgmaxGeom g = argmax_geom(call);
+    const double sign = min ? -1.0 : 1.0;
     const std::vector<double>& x = in[0].data;
     for (int64_t o = 0; o < g.outer; ++o)
       for (int64_t j = 0; j < g.inner; ++j) {
         int64_t bi = 0;
-        double bv = x[static_cast<size_t>(o * g.n * g.inner + j)];
+        double bv = sign * x[static_cast<size_t>(o * g.n * g.inner + j)];
         for (int64_t i = 1; i < g.n && !std::isnan(bv); ++i) {
-          const double v = x[static_cast<size_t>((o * g.n + i) * g.inner + j)];
+          const double v = sign * x[static_cast<size_t>((o * g.n + i) * g.inner + j)];
           if (std::isnan(v) || v > bv) {
             bv = v;
             bi = i;
@@ -392,23 +409,23 @@ void add_argmax(Registry& r) {
       }
   };
   s.cases = argmax_cases;
-  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    return reduce_bench_case("argmax", kv, t, true);
+  s.bench_case = [name](const std::map<std::string, std::string>& kv, DType t) {
+    return reduce_bench_case(name, kv, t, true);
   };
   r.add_op(std::move(s));
 
-  ops::add_isa_kernels(r, "argmax",
+  ops::add_isa_kernels(r, name,
                        ops::PerIsa<reduce::ArgmaxFn>{reduce::argmax_avx512(), reduce::argmax_avx2(),
                                                      reduce::argmax_scalar()},
-                       [](reduce::ArgmaxFn fn, Isa) {
-                         return [fn](const OpCall& call,
-                                     std::string* why) -> std::unique_ptr<KernelInstance> {
+                       [min](reduce::ArgmaxFn fn, Isa) {
+                         return [fn, min](const OpCall& call,
+                                          std::string* why) -> std::unique_ptr<KernelInstance> {
                            const ArgmaxGeom g = argmax_geom(call);
                            if (g.n >= (int64_t{1} << 24)) {  // lane indices are held exactly in f32
                              if (why) *why = "axis longer than 2^24 (indices kept in f32 lanes)";
                              return nullptr;
                            }
-                           return std::make_unique<ArgmaxKernel>(fn, g);
+                           return std::make_unique<ArgmaxKernel>(fn, min, g);
                          };
                        });
 }
@@ -420,9 +437,14 @@ void register_reduce_ops(Registry& r) {
       {"sum", Kind::sum, "sum"},
       {"mean", Kind::mean, "arithmetic mean (sum / count; NaN for an empty reduction)"},
       {"max", Kind::max, "maximum (NaN if any element is NaN)"},
-      {"min", Kind::min, "minimum (NaN if any element is NaN)"}};
+      {"min", Kind::min, "minimum (NaN if any element is NaN)"},
+      {"prod", Kind::prod, "product (1 for an empty reduction)"},
+      {"sum_square", Kind::sum_square, "sum of squares"},
+      {"l1", Kind::l1, "sum of absolute values"},
+      {"l2", Kind::l2, "Euclidean norm: sqrt of the sum of squares"}};
   for (const ReduceDef& d : defs) add_reduce(r, d);
-  add_argmax(r);
+  add_argmax(r, false);
+  add_argmax(r, true);
 }
 
 }  // namespace opsnn

@@ -10,7 +10,7 @@
 
 namespace opsnn::reduce {
 
-enum class Kind : int { sum, mean, max, min };
+enum class Kind : int { sum, mean, max, min, prod, sum_square, l1, l2 };
 
 // The contiguous input with size-1 dims dropped and neighbouring dims of the
 // same kind (kept / reduced) merged, then split into
@@ -50,8 +50,9 @@ Plan make_plan(const Shape& shape, const std::vector<int64_t>& axes);
 
 using RunFn = void (*)(Kind kind, DType t, const Plan& plan, const void* x, void* y,
                        float* workspace);
-// argmax over the middle axis of x viewed as [outer, n, inner] -> int64 [outer, inner].
-using ArgmaxFn = void (*)(DType t, const void* x, int64_t* y, int64_t outer, int64_t n,
+// argmax (argmin when `min`) over the middle axis of x viewed as
+// [outer, n, inner] -> int64 [outer, inner].
+using ArgmaxFn = void (*)(bool min, DType t, const void* x, int64_t* y, int64_t outer, int64_t n,
                           int64_t inner);
 
 RunFn run_scalar();

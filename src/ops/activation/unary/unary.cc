@@ -26,7 +26,6 @@ struct UnaryDef {
   std::vector<AttrSpec> attrs = {};
 };
 
-
 double softplus_ref(double x) {
   return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
 }
@@ -107,6 +106,16 @@ std::vector<UnaryDef> unary_defs() {
        [](double x, const Attrs& a) { return std::min(std::max(x, a.f("min")), a.f("max")); },
        {-5, 5},
        {{"min", AttrType::f64, -1.0, "lower bound"}, {"max", AttrType::f64, 1.0, "upper bound"}}},
+      {"floor", Kind::floor, "largest integer <= x",
+       [](double x, const Attrs&) { return std::floor(x); }},
+      {"ceil", Kind::ceil, "smallest integer >= x",
+       [](double x, const Attrs&) { return std::ceil(x); }},
+      {"round", Kind::round, "nearest integer, halves to even (ONNX Round)",
+       [](double x, const Attrs&) { return std::nearbyint(x); }},
+      {"sign", Kind::sign, "1 for x > 0, -1 for x < 0, x itself for 0 and NaN",
+       [](double x, const Attrs&) { return x > 0   ? 1.0
+                                           : x < 0 ? -1.0
+                                                   : x; }},
   };
 }
 

@@ -28,6 +28,10 @@ enum class Kind : int {
   mish,
   hardswish,
   clip,
+  floor,
+  ceil,
+  round,
+  sign,
 };
 
 struct Params {

@@ -48,26 +48,45 @@ inline int64_t offset_of(const std::vector<int64_t>& dims, const std::vector<int
   return off;
 }
 
+// Kinds that add up (a transformed) input: zero-filled tail lanes add nothing.
 template <reduce::Kind K>
-inline constexpr bool kIsSum = K == reduce::Kind::sum || K == reduce::Kind::mean;
+inline constexpr bool kIsSum =
+    K == reduce::Kind::sum || K == reduce::Kind::mean || K == reduce::Kind::sum_square ||
+    K == reduce::Kind::l1 || K == reduce::Kind::l2;
 
 template <reduce::Kind K>
 inline float ident() {
   if constexpr (K == reduce::Kind::max) return -__builtin_inff();
   if constexpr (K == reduce::Kind::min) return __builtin_inff();
+  if constexpr (K == reduce::Kind::prod) return 1.0f;
   return 0.0f;
+}
+
+// What each input element contributes (x^2, |x|, x).
+template <reduce::Kind K>
+inline Vf pre(Vf v) {
+  if constexpr (K == reduce::Kind::sum_square || K == reduce::Kind::l2) return v * v;
+  if constexpr (K == reduce::Kind::l1) return abs(v);
+  return v;
 }
 
 // NaN-propagating combine (max/min return their second operand on NaN).
 template <reduce::Kind K>
 inline Vf comb(Vf a, Vf v) {
   if constexpr (kIsSum<K>) return a + v;
+  if constexpr (K == reduce::Kind::prod) return a * v;
   if constexpr (K == reduce::Kind::max) return select(isnan(a), a, max(a, v));
   if constexpr (K == reduce::Kind::min) return select(isnan(a), a, min(a, v));
+}
+// Accumulates input elements (comb combines partials, which are transformed already).
+template <reduce::Kind K>
+inline Vf acc(Vf a, Vf x) {
+  return comb<K>(a, pre<K>(x));
 }
 template <reduce::Kind K>
 inline float comb_s(float a, float v) {
   if constexpr (kIsSum<K>) return a + v;
+  if constexpr (K == reduce::Kind::prod) return a * v;
   if (a != a) return a;
   if (v != v) return v;
   if constexpr (K == reduce::Kind::max) return v > a ? v : a;
@@ -76,6 +95,13 @@ inline float comb_s(float a, float v) {
 template <reduce::Kind K>
 inline float hreduce(Vf a) {
   if constexpr (kIsSum<K>) return reduce_add(a);
+  if constexpr (K == reduce::Kind::prod) {  // lanes multiplied in order
+    alignas(64) float l[kLanes];
+    store(l, a);
+    float r = l[0];
+    for (int i = 1; i < kLanes; ++i) r *= l[i];
+    return r;
+  }
   if (any(isnan(a))) return __builtin_nanf("");
   if constexpr (K == reduce::Kind::max) return reduce_max(a);
   return reduce_min(a);
@@ -104,15 +130,15 @@ float block_partial(const reduce::Plan& p, const T* x, int64_t koff, int64_t b) 
     const T* seg = x + koff + ro.off;
     int64_t i = i0;
     for (; i + 4 * kLanes <= i1; i += 4 * kLanes) {
-      a0 = comb<K>(a0, load(seg + i));
-      a1 = comb<K>(a1, load(seg + i + kLanes));
-      a2 = comb<K>(a2, load(seg + i + 2 * kLanes));
-      a3 = comb<K>(a3, load(seg + i + 3 * kLanes));
+      a0 = acc<K>(a0, load(seg + i));
+      a1 = acc<K>(a1, load(seg + i + kLanes));
+      a2 = acc<K>(a2, load(seg + i + 2 * kLanes));
+      a3 = acc<K>(a3, load(seg + i + 3 * kLanes));
     }
-    for (; i + kLanes <= i1; i += kLanes) a0 = comb<K>(a0, load(seg + i));
+    for (; i + kLanes <= i1; i += kLanes) a0 = acc<K>(a0, load(seg + i));
     if (i < i1) {
       if constexpr (kIsSum<K>) {
-        a1 = a1 + load_n(seg + i, static_cast<int>(i1 - i));  // zero-filled lanes
+        a1 = acc<K>(a1, load_n(seg + i, static_cast<int>(i1 - i)));  // zero-filled lanes
       } else {
         for (; i < i1; ++i) s = comb_s<K>(s, to_f32(seg[i]));
       }
@@ -124,6 +150,7 @@ float block_partial(const reduce::Plan& p, const T* x, int64_t koff, int64_t b) 
 template <reduce::Kind K>
 inline float finish(float total, int64_t nred) {
   if constexpr (K == reduce::Kind::mean) return total / static_cast<float>(nred);
+  if constexpr (K == reduce::Kind::l2) return __builtin_sqrtf(total);
   return total;
 }
 
@@ -191,11 +218,11 @@ void ki_block(const reduce::Plan& p, const KiChunk& ch, int64_t rb, float* blk) 
     const T* r = static_cast<const T*>(ch.base) + ro.off;
     int64_t j = 0;
     for (; j + 2 * kLanes <= nfull; j += 2 * kLanes) {
-      store(blk + j, comb<K>(load(blk + j), load(r + j)));
-      store(blk + j + kLanes, comb<K>(load(blk + j + kLanes), load(r + j + kLanes)));
+      store(blk + j, acc<K>(load(blk + j), load(r + j)));
+      store(blk + j + kLanes, acc<K>(load(blk + j + kLanes), load(r + j + kLanes)));
     }
-    for (; j < nfull; j += kLanes) store(blk + j, comb<K>(load(blk + j), load(r + j)));
-    if (rem) store(blk + nfull, comb<K>(load(blk + nfull), load_n(r + nfull, rem)));
+    for (; j < nfull; j += kLanes) store(blk + j, acc<K>(load(blk + j), load(r + j)));
+    if (rem) store(blk + nfull, acc<K>(load(blk + nfull), load_n(r + nfull, rem)));
   }
 }
 
@@ -206,6 +233,7 @@ void ki_store(const reduce::Plan& p, const KiChunk& ch, const float* acc, T* y, 
   for (int64_t j = 0; j < ch.wv(); j += kLanes) {
     Vf v = load(acc + j);
     if constexpr (K == reduce::Kind::mean) v = v / set1(static_cast<float>(p.nred));
+    if constexpr (K == reduce::Kind::l2) v = sqrt(v);
     if (j < ch.nfull)
       store(yo + j, v);
     else
@@ -291,6 +319,14 @@ inline void run(reduce::Kind kind, DType t, const reduce::Plan& p, const void* x
       return run_kind<reduce::Kind::max>(t, p, x, y, ws);
     case reduce::Kind::min:
       return run_kind<reduce::Kind::min>(t, p, x, y, ws);
+    case reduce::Kind::prod:
+      return run_kind<reduce::Kind::prod>(t, p, x, y, ws);
+    case reduce::Kind::sum_square:
+      return run_kind<reduce::Kind::sum_square>(t, p, x, y, ws);
+    case reduce::Kind::l1:
+      return run_kind<reduce::Kind::l1>(t, p, x, y, ws);
+    case reduce::Kind::l2:
+      return run_kind<reduce::Kind::l2>(t, p, x, y, ws);
   }
 }
 
@@ -307,7 +343,22 @@ inline bool arg_better(float v, int64_t i, float bv, int64_t bi) {
 // Lane update: strictly greater, or a first NaN (keeps the first index on ties).
 inline Mask arg_update(Vf v, Vf best) { return (v > best) | (isnan(v) & (best == best)); }
 
-template <class T>
+// argmin is argmax of the negated values (exact; NaN stays NaN, ties keep
+// the first index): the loads below negate when Neg.
+template <bool Neg, class T>
+inline Vf ld(const T* p) {
+  return Neg ? -load(p) : load(p);
+}
+template <bool Neg, class T>
+inline Vf ld_n(const T* p, int r) {
+  return Neg ? -load_n(p, r) : load_n(p, r);
+}
+template <bool Neg, class T>
+inline float ld_s(const T* p) {
+  return Neg ? -to_f32(*p) : to_f32(*p);
+}
+
+template <bool Neg, class T>
 int64_t argmax_row(const T* p, int64_t n) {
   int64_t i = 0, bi = 0;
   float bv;
@@ -317,9 +368,9 @@ int64_t argmax_row(const T* p, int64_t n) {
     alignas(64) static constexpr float kIota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
                                                     8, 9, 10, 11, 12, 13, 14, 15};
     const Vf lane = load(kIota), step = set1(static_cast<float>(kLanes));
-    Vf b0 = load(p), b1 = load(p + kLanes), i0 = lane, i1 = lane + step;
+    Vf b0 = ld<Neg>(p), b1 = ld<Neg>(p + kLanes), i0 = lane, i1 = lane + step;
     for (i = 2 * kLanes; i + 2 * kLanes <= n; i += 2 * kLanes) {
-      const Vf v0 = load(p + i), v1 = load(p + i + kLanes);
+      const Vf v0 = ld<Neg>(p + i), v1 = ld<Neg>(p + i + kLanes);
       const Vf at = lane + set1(static_cast<float>(i));
       const Mask u0 = arg_update(v0, b0), u1 = arg_update(v1, b1);
       b0 = select(u0, v0, b0);
@@ -340,11 +391,11 @@ int64_t argmax_row(const T* p, int64_t n) {
         bi = static_cast<int64_t>(ti[q]);
       }
   } else {
-    bv = to_f32(p[0]);
+    bv = ld_s<Neg>(p);
     i = 1;
   }
   for (; i < n; ++i) {  // later indices: only strictly better values win
-    const float v = to_f32(p[i]);
+    const float v = ld_s<Neg>(p + i);
     if (v > bv || (v != v && bv == bv)) {
       bv = v;
       bi = i;
@@ -353,11 +404,11 @@ int64_t argmax_row(const T* p, int64_t n) {
   return bi;
 }
 
-template <class T>
+template <bool Neg, class T>
 void argmax_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inner) {
   if (inner == 1) {
     parallel_for(outer, std::max<int64_t>(1, kGrainElems / n), [&](int64_t o0, int64_t o1) {
-      for (int64_t o = o0; o < o1; ++o) y[o] = argmax_row(x + o * n, n);
+      for (int64_t o = o0; o < o1; ++o) y[o] = argmax_row<Neg>(x + o * n, n);
     });
     return;
   }
@@ -373,7 +424,7 @@ void argmax_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inne
                    const T* b = x + o * n * inner + j0;
                    for (int64_t j = 0; j < w; j += kLanes) {
                      const int r = static_cast<int>(std::min<int64_t>(kLanes, w - j));
-                     store(best + j, r == kLanes ? load(b + j) : load_n(b + j, r));
+                     store(best + j, r == kLanes ? ld<Neg>(b + j) : ld_n<Neg>(b + j, r));
                      store(idx + j, zero());
                    }
                    for (int64_t row = 1; row < n; ++row) {
@@ -381,7 +432,7 @@ void argmax_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inne
                      const Vf at = set1(static_cast<float>(row));
                      for (int64_t j = 0; j < w; j += kLanes) {
                        const int r = static_cast<int>(std::min<int64_t>(kLanes, w - j));
-                       const Vf v = r == kLanes ? load(xr + j) : load_n(xr + j, r);
+                       const Vf v = r == kLanes ? ld<Neg>(xr + j) : ld_n<Neg>(xr + j, r);
                        const Vf bv = load(best + j);
                        const Mask up = arg_update(v, bv);
                        store(best + j, select(up, v, bv));
@@ -394,16 +445,25 @@ void argmax_typed(const T* x, int64_t* y, int64_t outer, int64_t n, int64_t inne
                });
 }
 
-inline void argmax(DType t, const void* x, int64_t* y, int64_t outer, int64_t n, int64_t inner) {
-  if (outer == 0 || inner == 0 || n == 0) return;
+template <bool Neg>
+void argmax_dtype(DType t, const void* x, int64_t* y, int64_t outer, int64_t n, int64_t inner) {
   switch (t) {
     case DType::f32:
-      return argmax_typed(static_cast<const float*>(x), y, outer, n, inner);
+      return argmax_typed<Neg>(static_cast<const float*>(x), y, outer, n, inner);
     case DType::bf16:
-      return argmax_typed(static_cast<const bf16*>(x), y, outer, n, inner);
+      return argmax_typed<Neg>(static_cast<const bf16*>(x), y, outer, n, inner);
     case DType::f16:
-      return argmax_typed(static_cast<const f16*>(x), y, outer, n, inner);
+      return argmax_typed<Neg>(static_cast<const f16*>(x), y, outer, n, inner);
     default:
       return;
   }
+}
+
+inline void argmax(bool min, DType t, const void* x, int64_t* y, int64_t outer, int64_t n,
+                   int64_t inner) {
+  if (outer == 0 || inner == 0 || n == 0) return;
+  if (min)
+    argmax_dtype<true>(t, x, y, outer, n, inner);
+  else
+    argmax_dtype<false>(t, x, y, outer, n, inner);
 }

@@ -62,6 +62,11 @@ inline Vf apply(Vf x, const unary::Params& p) {
     return select(x <= set1(-3.0f), zero(),
                   x * (min(max(x + set1(3.0f), zero()), set1(6.0f)) * set1(1.0f / 6.0f)));
   if constexpr (K == Kind::clip) return min_keep_nan(max_keep_nan(x, set1(p.alpha)), set1(p.beta));
+  if constexpr (K == Kind::floor) return floor(x);
+  if constexpr (K == Kind::ceil) return -floor(-x);
+  if constexpr (K == Kind::round) return round(x);  // halves to even
+  if constexpr (K == Kind::sign)                    // 0, -0 and NaN pass through
+    return select(x > zero(), one, select(x < zero(), -one, x));
 }
 
 // f32 outputs of at least this size are written with non-temporal stores: they
@@ -143,6 +148,10 @@ inline void run(unary::Kind kind, DType t, const void* x, void* y, int64_t n,
     OPSNN_UNARY_CASE(mish)
     OPSNN_UNARY_CASE(hardswish)
     OPSNN_UNARY_CASE(clip)
+    OPSNN_UNARY_CASE(floor)
+    OPSNN_UNARY_CASE(ceil)
+    OPSNN_UNARY_CASE(round)
+    OPSNN_UNARY_CASE(sign)
 #undef OPSNN_UNARY_CASE
   }
 }
