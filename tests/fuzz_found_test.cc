@@ -47,5 +47,23 @@ TEST(FuzzFound, MixedDtypesAreCheckedAtTheCoarsestOperandsPrecision) {
   EXPECT_TRUE(r.passed) << r.kernel << ": " << r.message;
 }
 
+// scatter_nd with reduction=mul on i8 wraps in the kernel (as integer
+// arithmetic does); the float64 reference did not.
+TEST(FuzzFound, ScatterNdIntegerReductionWrapsInTheReferenceToo) {
+  Tensor x = Tensor::empty({4}, DType::i8), idx = Tensor::empty({2, 1}, DType::i64),
+         upd = Tensor::empty({2}, DType::i8);
+  for (int64_t i = 0; i < 4; ++i) x.flat_set(i, 100);
+  idx.flat_set(0, 1);
+  idx.flat_set(1, 1);
+  upd.flat_set(0, 3);
+  upd.flat_set(1, -7);
+  const std::vector<Tensor> ins{x, idx, upd};
+  Op op = Op::create("scatter_nd", ins, {{"reduction", std::string("mul")}});
+  const std::vector<Tensor> outs = op(ins);
+  EXPECT_EQ(outs[0].flat_get(1), static_cast<int8_t>(100 * 3 * -7));
+  const CaseResult r = compare_with_reference(op, ins, outs);
+  EXPECT_TRUE(r.passed) << r.message;
+}
+
 }  // namespace
 }  // namespace opsnn

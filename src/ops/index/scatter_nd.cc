@@ -48,6 +48,29 @@ double combine(Red r, double a, double b) {
   return b;
 }
 
+// The reference's combine for an integer dtype: in that type, wrapping as
+// the kernel does (a double product of two int32 would lose low bits).
+double combine_int(Red r, DType t, double a, double b) {
+  const auto x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+  uint64_t v;
+  if (r == Red::add)
+    v = static_cast<uint64_t>(x) + static_cast<uint64_t>(y);
+  else if (r == Red::mul)
+    v = static_cast<uint64_t>(x) * static_cast<uint64_t>(y);
+  else
+    return combine(r, a, b);
+  switch (t) {
+    case DType::i8:
+      return static_cast<int8_t>(v);
+    case DType::u8:
+      return static_cast<uint8_t>(v);
+    case DType::i32:
+      return static_cast<int32_t>(v);
+    default:
+      return static_cast<double>(static_cast<int64_t>(v));
+  }
+}
+
 template <class T>
 void combine_row(Red r, T* dst, const T* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
@@ -175,6 +198,7 @@ void register_scatter_nd_op(Registry& r) {
     const int64_t slice = shape::prod(xs, static_cast<size_t>(k), xs.size());
     const Red red = red_of(c);
     const bool is_bool = c.in(0).dtype == DType::boolean;
+    const bool is_int = !is_bool && !is_float(c.in(0).dtype);
     out[0].data = in[0].data;
     auto coord = [&](int64_t i) {
       return static_cast<int64_t>(in[1].data[static_cast<size_t>(i)]);
@@ -184,7 +208,9 @@ void register_scatter_nd_op(Registry& r) {
       for (int64_t e = 0; e < slice; ++e) {
         double& d = out[0].data[static_cast<size_t>(off + e)];
         const double v = in[2].data[static_cast<size_t>(j * slice + e)];
-        d = red == Red::none ? v : combine(red, d, v);
+        d = red == Red::none ? v
+            : is_int         ? combine_int(red, c.in(0).dtype, d, v)
+                             : combine(red, d, v);
         if (is_bool) d = d != 0;
       }
     }
