@@ -2,6 +2,7 @@
 // each, named after the defect.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "opsnn/check.h"
@@ -63,6 +64,21 @@ TEST(FuzzFound, ScatterNdIntegerReductionWrapsInTheReferenceToo) {
   EXPECT_EQ(outs[0].flat_get(1), static_cast<int8_t>(100 * 3 * -7));
   const CaseResult r = compare_with_reference(op, ins, outs);
   EXPECT_TRUE(r.passed) << r.message;
+}
+
+// The scalar vector layer converted NaN and out-of-range floats to int32
+// with a plain cast (undefined behaviour; UBSan stopped log_softmax on a
+// row holding NaN there). It now gives INT32_MIN, as cvtps2dq does.
+TEST(FuzzFound, ScalarKernelsConvertNaNToIntegerWithoutUndefinedBehaviour) {
+  for (const char* op : {"log_softmax", "softmax", "exp", "gelu", "silu"}) {
+    Tensor x = Tensor::empty({3, 7}, DType::f32);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.flat_set(i, i % 3 == 0 ? NAN : (i % 3 == 1 ? 3e38 : -3e38));
+    Op o = Op::create(op, {x}, {}, std::string(op) + "_scalar");
+    const std::vector<Tensor> outs = o({x});
+    const CaseResult r = compare_with_reference(o, {x}, outs);
+    EXPECT_TRUE(r.passed) << op << ": " << r.message;
+  }
 }
 
 }  // namespace

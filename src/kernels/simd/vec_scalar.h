@@ -78,8 +78,13 @@ inline Mask operator|(Mask a, Mask b) { return {a.m || b.m}; }
 inline bool any(Mask a) { return a.m; }
 inline Vf select(Mask m, Vf if_true, Vf if_false) { return m.m ? if_true : if_false; }
 
-inline Vi cvt_round(Vf a) { return {static_cast<int32_t>(std::nearbyint(a.v))}; }
-inline Vi cvt_trunc(Vf a) { return {static_cast<int32_t>(a.v)}; }
+// As cvtps2dq / cvttps2dq: NaN and values outside int32 give INT32_MIN (a
+// plain cast would be undefined behaviour).
+inline int32_t to_i32_like_x86(float v) {
+  return v >= -2147483648.0f && v < 2147483648.0f ? static_cast<int32_t>(v) : INT32_MIN;
+}
+inline Vi cvt_round(Vf a) { return {to_i32_like_x86(std::nearbyint(a.v))}; }
+inline Vi cvt_trunc(Vf a) { return {to_i32_like_x86(a.v)}; }
 inline Vf cvt_f32(Vi a) { return {static_cast<float>(a.v)}; }
 inline Vi bits(Vf a) {
   Vi r;
