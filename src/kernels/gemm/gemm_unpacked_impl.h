@@ -18,10 +18,12 @@ using gemm::Params;
 namespace unp {
 
 inline constexpr int kMaxRows = static_cast<int>(gemm::kUnpackedMaxM);
-// Software prefetch ahead of the weight stream: the rows of a row-major B
-// tile are far apart (a page or more), which the hardware prefetchers do not
-// follow, so ~8 KiB of the coming rows are requested per thread.
-inline constexpr int64_t kRmPfBytes = 8192;
+// Row-major B: a chunk of W columns is walked row by row (each row's W
+// elements contiguous, a sequential stream the prefetchers follow), its
+// rows x W partial sums in L1 (kRmAccFloats); the rows in sub-blocks of
+// about kRmSubBytes of B, the next sub-block prefetched meanwhile.
+inline constexpr int64_t kRmAccFloats = 4096;
+inline constexpr int64_t kRmSubBytes = 65536;
 // Transposed B: each weight row is a sequential stream; 1 KiB ahead per row.
 inline constexpr int64_t kDotPfBytes = 1024;
 // Transposed B: K is walked in blocks of this many elements, so that the R
@@ -31,19 +33,22 @@ inline constexpr int64_t kDotKb = 512;
 inline constexpr int kDotTile = 64;
 
 // ---- row-major B (K x N, unit column stride) --------------------------------------
-// G rows of C, columns [0, ncols) (<= NV*kLanes), over one K-block of kl:
-// the packed decode kernel's FMA sequence (acc = a*b + acc per k, then
-// c = acc or c += acc), so the same bits. Edge: masked B loads past ncols.
+// G rows x [0, ncols) (<= NV*kLanes) over kl rows of B: the packed decode
+// kernel's FMA sequence (acc = a*b + acc per k), continued across calls
+// through `part` (resume: start from part, else from 0). finish: 0 stores
+// the sums to part; 1 and 2 end the K-block as the packed kernel does,
+// c = acc (1) or c = c + acc (2): the same bits. Edge: masked B loads.
+// Prefetches the same columns `pf_rows` rows ahead (the next sub-block).
 template <int G, int NV, bool Edge, class TB>
 void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb, int ncols,
-              float* c, int64_t ldc, bool accumulate) {
+              int64_t pf_rows, float* part, int64_t ldp, bool resume, float* c, int64_t ldc,
+              int finish) {
   constexpr int64_t kRowBytes = NV * kLanes * static_cast<int64_t>(sizeof(TB));
-  constexpr int64_t kPfRows = std::max<int64_t>(4, kRmPfBytes / kRowBytes);
   Vf acc[G][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < G; ++i)
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[i][v] = zero();
+    for (int v = 0; v < NV; ++v) acc[i][v] = resume ? load(part + i * ldp + v * kLanes) : zero();
   for (int64_t k = 0; k < kl; ++k) {
     const TB* bk = b + k * ldb;
     Vf bv[NV];
@@ -57,7 +62,7 @@ void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb,
       }
     }
     {
-      const char* pf = reinterpret_cast<const char*>(bk + kPfRows * ldb);
+      const char* pf = reinterpret_cast<const char*>(bk + pf_rows * ldb);
 #pragma GCC unroll 8
       for (int64_t o = 0; o < kRowBytes; o += 64) __builtin_prefetch(pf + o, 0, 0);
     }
@@ -68,45 +73,61 @@ void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb,
       for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
     }
   }
+  // Whole vectors of part (it is NV*kLanes wide); c only to ncols.
 #pragma GCC unroll 16
   for (int i = 0; i < G; ++i)
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
+      if (finish == 0) {
+        store(part + i * ldp + v * kLanes, acc[i][v]);
+        continue;
+      }
       const int n = ncols - v * kLanes;
       float* p = c + i * ldc + v * kLanes;
       if (n >= kLanes)
-        store(p, accumulate ? load(p) + acc[i][v] : acc[i][v]);
+        store(p, finish == 2 ? load(p) + acc[i][v] : acc[i][v]);
       else if (n > 0)
-        store_n(p, accumulate ? load_n(p, n) + acc[i][v] : acc[i][v], n);
+        store_n(p, finish == 2 ? load_n(p, n) + acc[i][v] : acc[i][v], n);
     }
 }
 
 template <class TB>
-using RmFn = void (*)(int64_t, const float*, int64_t, const TB*, int64_t, int, float*, int64_t,
-                      bool);
+using RmFn = void (*)(int64_t, const float*, int64_t, const TB*, int64_t, int, int64_t, float*,
+                      int64_t, bool, float*, int64_t, int);
 template <int NV, bool Edge, class TB, int... Gs>
 constexpr auto rm_table(std::integer_sequence<int, Gs...>) {
   return std::array<RmFn<TB>, sizeof...(Gs)>{&rm_block<Gs + 1, NV, Edge, TB>...};
 }
 
-// C tile [rows, ncols) = A·B[:, tile], K-blocks of kc (the packed path's),
-// the rows in groups of G within a K-block (its B rows stay in L1/L2).
+// C chunk [rows, ncols) = A·B[:, chunk] (c: ldc >= ncols rounded up to
+// NV*kLanes; part: rows x that many floats, scratch). K-blocks of kc (the packed path's);
+// within one, sub-blocks of `sub` rows walk the chunk's NR-column tiles in
+// order, so each B row is read front to back.
 template <int G, int NV, class TB>
-void rm_tile(int rows, int64_t K, int64_t kc, const float* a, int64_t lda, const TB* b, int64_t ldb,
-             int ncols, float* c, int64_t ldc) {
+void rm_chunk(int rows, int64_t K, int64_t kc, int64_t sub, const float* a, int64_t lda,
+              const TB* b, int64_t ldb, int ncols, float* part, float* c, int64_t ldc) {
+  constexpr int NR = NV * kLanes;
   static constexpr auto full = rm_table<NV, false, TB>(std::make_integer_sequence<int, G>());
   static constexpr auto edge = rm_table<NV, true, TB>(std::make_integer_sequence<int, G>());
-  const auto& fns = ncols == NV * kLanes ? full : edge;
   if (K == 0) {
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < ncols; ++j) c[i * ldc + j] = 0.0f;
     return;
   }
+  const int64_t ldp = gemm::ceil_div(ncols, NR) * NR;
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     const int64_t kl = std::min(kc, K - k0);
-    for (int r0 = 0; r0 < rows; r0 += G) {
-      const int g = std::min(G, rows - r0);
-      fns[g - 1](kl, a + r0 * lda + k0, lda, b + k0 * ldb, ldb, ncols, c + r0 * ldc, ldc, k0 > 0);
+    for (int64_t s0 = k0; s0 < k0 + kl; s0 += sub) {
+      const int64_t sl = std::min(sub, k0 + kl - s0);
+      const int finish = s0 + sl < k0 + kl ? 0 : k0 == 0 ? 1 : 2;
+      for (int j = 0; j < ncols; j += NR) {
+        const int n = std::min(NR, ncols - j);
+        const auto& fns = n == NR ? full : edge;
+        for (int r0 = 0; r0 < rows; r0 += G)
+          fns[std::min(G, rows - r0) - 1](sl, a + r0 * lda + s0, lda, b + s0 * ldb + j, ldb, n, sub,
+                                          part + r0 * ldp + j, ldp, s0 > k0, c + r0 * ldc + j, ldc,
+                                          finish);
+      }
     }
   }
 }
@@ -187,44 +208,59 @@ void dot_tile(int rows, int64_t K, const float* a, int64_t lda, const TB* w, int
   }
 }
 
-// ---- the drivers: output tiles over the threads, the epilogue per tile ------------
-// tile(b_col, ncols, c, ldc) computes C's columns [b_col, b_col + ncols) of
-// A·B into c. Gated: the gate tile and the value tile side by side (the
-// packed gated panel's layout), then the gated epilogue.
-template <int TW, class TileFn>
-void run_tiles(int rows, int64_t N, const OutView& out, const Epilogue& ep, TileFn&& tile) {
+// ---- the drivers: output chunks over the threads, the epilogue per chunk ---------
+// chunk(b_col, ncols, c, ldc) computes C's columns [b_col, b_col + ncols) of
+// A·B into c. Gated: the gate chunk and the value chunk side by side (the
+// packed gated panel's layout), then the gated epilogue. rows x W <=
+// kRmAccFloats (c holds twice that).
+template <class ChunkFn>
+void run_chunks(int rows, int64_t N, int64_t W, const OutView& out, const Epilogue& ep,
+                ChunkFn&& chunk) {
   const int64_t H = ep.gated ? N / 2 : N;
-  parallel_for(gemm::ceil_div(H, TW), 1, [&](int64_t t0, int64_t t1) {
+  parallel_for(gemm::ceil_div(H, W), 1, [&](int64_t t0, int64_t t1) {
     const StreamFence fence{out.stream};
-    alignas(64) float c[kMaxRows * 2 * TW];
+    alignas(64) float c[2 * kRmAccFloats];
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t j = t * TW;
-      const int ncols = static_cast<int>(std::min<int64_t>(TW, H - j));
+      const int64_t j = t * W;
+      const int ncols = static_cast<int>(std::min<int64_t>(W, H - j));
       if (ep.gated) {
-        tile(j, ncols, c, 2 * TW);
-        tile(H + j, ncols, c + TW, 2 * TW);
-        epilogue_gated(ep, c, 2 * TW, rows, 2 * TW, 0, j, H, out);
+        chunk(j, ncols, c, 2 * W);
+        chunk(H + j, ncols, c + W, 2 * W);
+        epilogue_gated(ep, c, 2 * W, rows, static_cast<int>(2 * W), 0, j, H, out);
       } else {
-        tile(j, ncols, c, TW);
-        epilogue_tile(ep, c, TW, rows, ncols, 0, j, out);
+        chunk(j, ncols, c, W);
+        epilogue_tile(ep, c, W, rows, ncols, 0, j, out);
       }
     }
   });
 }
 
+// Chunk width: the partial sums fit kRmAccFloats, and every thread gets two
+// chunks or more (the width never changes a column's arithmetic).
+inline int64_t rm_width(int rows, int64_t H, int nr) {
+  const int64_t cap = std::max<int64_t>(kRmAccFloats / rows / nr, 1) * nr;
+  const int64_t even = gemm::ceil_div(gemm::ceil_div(H, 2 * num_threads()), nr) * nr;
+  return std::clamp<int64_t>(even, nr, cap);
+}
+
 template <int G, int NV, class TB>
 void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int64_t lda,
             const TB* b, int64_t ldb, const OutView& out, const Epilogue& ep) {
+  constexpr int NR = NV * kLanes;
   const int64_t kc = gemm::even_kc(p.kc, K, 1);
-  run_tiles<NV * kLanes>(rows, N, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
-    rm_tile<G, NV>(rows, K, kc, a, lda, b + j, ldb, ncols, c, ldc);
+  const int64_t W = rm_width(rows, ep.gated ? N / 2 : N, NR);
+  const int64_t sub =
+      std::clamp<int64_t>(kRmSubBytes / (W * static_cast<int64_t>(sizeof(TB))), 2, 64);
+  run_chunks(rows, N, W, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
+    alignas(64) float part[kRmAccFloats];
+    rm_chunk<G, NV>(rows, K, kc, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
   });
 }
 
 template <int G, int R, class TB>
 void run_dot(int rows, int64_t N, int64_t K, const float* a, int64_t lda, const TB* w, int64_t ldw,
              const OutView& out, const Epilogue& ep) {
-  run_tiles<kDotTile>(rows, N, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
+  run_chunks(rows, N, kDotTile, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
     dot_tile<G, R>(rows, K, a, lda, w + j * ldw, ldw, ncols, c, ldc);
   });
 }
