@@ -12,8 +12,9 @@
 //           bf16 (run under OPSNN_ISA=avx2 for a CPU without bf16 dot
 //           products).
 //
-// Usage: opsnn_bench_matmul_op_form [rounds=7] [decode|compute|all]
+// Usage: opsnn_bench_matmul_op_form [rounds=7] [decode|compute|all] [max decode N]
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -49,7 +50,7 @@ size_t copies_for(size_t bytes) {
   return std::clamp<size_t>((size_t{256} << 20) / std::max<size_t>(bytes, 1), 2, 16);
 }
 
-void decode(int rounds) {
+void decode(int rounds, int64_t max_n) {
   struct S {
     int64_t m, n, k;
   };
@@ -61,6 +62,7 @@ void decode(int rounds) {
               "med_ms", "GB/s", "pk/op min", "pk/op med");
   for (DType t : {DType::f32, DType::bf16})
     for (S s : {S{1, 4096, 4096}, S{1, 11008, 4096}, S{8, 4096, 4096}, S{8, 11008, 4096}}) {
+      if (s.n > max_n) continue;
       const Tensor x = random({s.m, s.k}, t, 1);
       Tensor y = Tensor::zeros({s.m, s.n}, t);
       const size_t wbytes = static_cast<size_t>(s.k * s.n) * dtype_size(t);
@@ -159,7 +161,8 @@ void compute(int rounds) {
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
   const std::string what = argc > 2 ? argv[2] : "all";
-  if (what == "all" || what == "decode") decode(rounds);
+  const int64_t max_n = argc > 3 ? std::atoll(argv[3]) : INT64_MAX;
+  if (what == "all" || what == "decode") decode(rounds, max_n);
   if (what == "all" || what == "compute") compute(rounds);
   return 0;
 }

@@ -8,9 +8,9 @@
 #include "opsnn/thread_pool.h"
 
 namespace opsnn::simd::avx512 {
-// 32 zmm: 4x4 / 1x8 accumulators for row-major B (256 / 512 B of an f32 row), 4x4 / 1x8 for
-// transposed B.
-inline constexpr int kRmG = 4, kRmNv = 4, kRmNv1 = 8, kDotG = 4, kDotR = 4, kDotR1 = 8;
+// 32 zmm: 8x2 / 1x8 accumulators for row-major B (each B vector converted
+// once for 8 rows), 4x4 / 1x8 for transposed B.
+inline constexpr int kRmG = 8, kRmNv = 2, kRmNv1 = 8, kDotG = 4, kDotR = 4, kDotR1 = 8;
 #include "kernels/gemm/gemm_unpacked_impl.h"
 }  // namespace opsnn::simd::avx512
 

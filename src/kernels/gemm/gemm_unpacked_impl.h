@@ -20,9 +20,12 @@ namespace unp {
 inline constexpr int kMaxRows = static_cast<int>(gemm::kUnpackedMaxM);
 // Row-major B: a chunk of W columns is walked row by row (each row's W
 // elements contiguous, a sequential stream the prefetchers follow), its
-// rows x W partial sums in L1 (kRmAccFloats); the rows in sub-blocks of
-// about kRmSubBytes of B, the next sub-block prefetched meanwhile.
-inline constexpr int64_t kRmAccFloats = 4096;
+// rows x W partial sums in L1/L2 (kRmAccFloats, on the stack with the
+// chunk's output tile: 96 KiB); the rows in sub-blocks of about kRmSubBytes
+// of B, the next sub-block prefetched into L2 meanwhile (into L1 the
+// prefetched rows, a page or more apart, map to the same few sets and evict
+// each other).
+inline constexpr int64_t kRmAccFloats = 8192;
 inline constexpr int64_t kRmSubBytes = 65536;
 // Transposed B: each weight row is a sequential stream; 1 KiB ahead per row.
 inline constexpr int64_t kDotPfBytes = 1024;
@@ -64,7 +67,7 @@ void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb,
     {
       const char* pf = reinterpret_cast<const char*>(bk + pf_rows * ldb);
 #pragma GCC unroll 8
-      for (int64_t o = 0; o < kRowBytes; o += 64) __builtin_prefetch(pf + o, 0, 0);
+      for (int64_t o = 0; o < kRowBytes; o += 64) __builtin_prefetch(pf + o, 0, 2);
     }
 #pragma GCC unroll 16
     for (int i = 0; i < G; ++i) {
@@ -151,7 +154,7 @@ void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* con
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       wv[r] = load(w[r] + k);
-      __builtin_prefetch(w[r] + k + kPf, 0, 0);
+      __builtin_prefetch(w[r] + k + kPf, 0, 2);
     }
 #pragma GCC unroll 16
     for (int i = 0; i < G; ++i) {
@@ -235,11 +238,13 @@ void run_chunks(int rows, int64_t N, int64_t W, const OutView& out, const Epilog
   });
 }
 
-// Chunk width: the partial sums fit kRmAccFloats, and every thread gets two
-// chunks or more (the width never changes a column's arithmetic).
+// Chunk width: one chunk per thread (each streams one contiguous span of
+// every B row; two chunks per thread measured slower), capped so that the
+// partial sums fit kRmAccFloats. The width never changes a column's
+// arithmetic.
 inline int64_t rm_width(int rows, int64_t H, int nr) {
   const int64_t cap = std::max<int64_t>(kRmAccFloats / rows / nr, 1) * nr;
-  const int64_t even = gemm::ceil_div(gemm::ceil_div(H, 2 * num_threads()), nr) * nr;
+  const int64_t even = gemm::ceil_div(gemm::ceil_div(H, num_threads()), nr) * nr;
   return std::clamp<int64_t>(even, nr, cap);
 }
 
