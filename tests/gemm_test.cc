@@ -194,7 +194,7 @@ TEST(Gemm, EveryMicrokernelAndBlockingAgrees) {
 // transposed (a linear weight, matmul on a permuted view) and row-strided, A
 // row-strided, the epilogues (bias, activation, alpha, residual, gated), f32 /
 // bf16 / f16, every kernel (so every ISA the CPU has): within the
-// per-dtype tolerance (scaled by sqrt(K)) of the float64 reference kernel,
+// per-dtype tolerance (scaled by sqrt(K) for f32) of the float64 reference kernel,
 // and the same bits with 1 and 2 threads.
 TEST(Gemm, UnpackedWeightsMatchReference) {
   struct Case {
@@ -256,7 +256,10 @@ TEST(Gemm, UnpackedWeightsMatchReference) {
         if (k.name.find("_ref_") != std::string::npos) ref_k = &k;
       ASSERT_NE(ref_k, nullptr);
       const Tensor want = Op::create(c.op, descs, c.attrs, ref_k->name)(in)[0];
-      const double scale = std::max(1.0, std::sqrt(static_cast<double>(c.K)));
+      // f32: the accumulation order's error grows with K. 16-bit: the inputs'
+      // products are exact in f32 and the output rounding dominates.
+      const double scale =
+          dt == DType::f32 ? std::max(1.0, std::sqrt(static_cast<double>(c.K))) : 1.0;
       for (const KernelDesc& k : Registry::global().kernels(c.op)) {
         if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok()) || &k == ref_k) continue;
         SCOPED_TRACE(c.op + " " + k.name + " " + dtype_name(dt) + " " + shape_str(in[0].shape()) +
