@@ -31,8 +31,8 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
   OutView out = c;
   const int64_t out_bytes = M * (ep.gated ? N / 2 : N) * static_cast<int64_t>(dtype_size(c.t));
   out.stream = p.stream_min_bytes > 0 && out_bytes >= p.stream_min_bytes;
-  const bool transposed_b = b.rs == 1 && (b.cs != 1 || N == 1);
-  if (p.bf16_dot && transposed_b && b.t == DType::bf16 && a.t == DType::bf16 && a.cs == 1)
+  if (p.bf16_dot && b.t == DType::bf16 && a.t == DType::bf16 && a.cs == 1 &&
+      (b.rs == 1 || b.cs == 1))
     return unpacked_dp_avx512bf16()(p, M, N, K, static_cast<const bf16*>(a.p), a.rs, b, out, ep);
   const float* af = static_cast<const float*>(a.p);
   int64_t lda = a.rs;

@@ -39,8 +39,8 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
 // packed path's K-block, `a` is f32 with unit column stride.
 using UnpackedFn = void (*)(const Params& p, int64_t M, int64_t N, int64_t K, const float* a,
                             int64_t lda, const MatView& b, const OutView& c, const Epilogue& ep);
-// AVX512_BF16 (params.bf16_dot): a transposed bf16 B and a bf16 A with unit
-// column stride, on vdpbf16ps (gemm_unpacked_avx512bf16.cc).
+// AVX512_BF16 (params.bf16_dot): a bf16 B and a bf16 A with unit column
+// stride, on vdpbf16ps (gemm_unpacked_avx512bf16.cc).
 using UnpackedDpFn = void (*)(const Params& p, int64_t M, int64_t N, int64_t K, const bf16* a,
                               int64_t lda, const MatView& b, const OutView& c, const Epilogue& ep);
 UnpackedDpFn unpacked_dp_avx512bf16();
