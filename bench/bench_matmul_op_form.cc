@@ -12,7 +12,10 @@
 //           bf16 (run under OPSNN_ISA=avx2 for a CPU without bf16 dot
 //           products).
 //
-// Usage: opsnn_bench_matmul_op_form [rounds=7] [decode|compute|all] [max decode N]
+//   large   (M = 64, 512; 4096x4096): the op form (B packed per call) against
+//           the pre-packed form, both on a warm B.
+//
+// Usage: opsnn_bench_matmul_op_form [rounds=7] [decode|compute|large|all] [max decode N]
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -156,6 +159,40 @@ void compute(int rounds) {
   }
 }
 
+// The op form above M = 16 packs B per call: its time against the
+// pre-packed form's (same B, warm) is the share the per-call packing costs.
+void large(int rounds) {
+  struct S {
+    int64_t m, n, k;
+  };
+  std::printf("large M: threads %d, isa %s, %d rounds; packed/op = 1 - the packing's share\n",
+              num_threads(), isa_name(active_isa()), rounds);
+  std::printf("%-5s %-14s %9s %9s %9s %9s %8s %8s\n", "dtype", "M,N,K", "op min", "op med",
+              "pk min", "pk med", "pk/op", "pk/op md");
+  for (DType t : {DType::f32, DType::bf16})
+    for (S s : {S{64, 4096, 4096}, S{512, 4096, 4096}}) {
+      const Tensor x = random({s.m, s.k}, t, 1), b = random({s.k, s.n}, t, 2);
+      Tensor y = Tensor::zeros({s.m, s.n}, t);
+      const PackedMatrix pb = pack_matrix(b);
+      Op op = Op::create("matmul", {x.desc(), b.desc()});
+      Arena arena(op.workspace_bytes() + kAlignment);
+      const auto ws = arena.span(op.workspace_bytes());
+      std::vector<Contender> cs = {{[&] {
+                                      std::vector<Tensor> in{x, b};
+                                      op.run(in, {&y, 1}, ws);
+                                    },
+                                    0},
+                                   {[&] { matmul_packed(x, pb, y); }, 0}};
+      const std::vector<Stat> st = time_side_by_side(cs, rounds);
+      char shp[40];
+      std::snprintf(shp, sizeof shp, "%lld,%lld,%lld", static_cast<long long>(s.m),
+                    static_cast<long long>(s.n), static_cast<long long>(s.k));
+      std::printf("%-5s %-14s %9.3f %9.3f %9.3f %9.3f %8.2f %8.2f\n", dtype_name(t), shp,
+                  st[0].min_ms, st[0].med_ms, st[1].min_ms, st[1].med_ms,
+                  st[1].min_ms / st[0].min_ms, st[1].med_ms / st[0].med_ms);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,5 +201,6 @@ int main(int argc, char** argv) {
   const int64_t max_n = argc > 3 ? std::atoll(argv[3]) : INT64_MAX;
   if (what == "all" || what == "decode") decode(rounds, max_n);
   if (what == "all" || what == "compute") compute(rounds);
+  if (what == "all" || what == "large") large(rounds);
   return 0;
 }
