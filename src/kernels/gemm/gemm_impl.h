@@ -244,22 +244,30 @@ void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, 
   const TP z = from_f32<TP>(0.0f);
   const int64_t npan = packed_panels(N, nr, gated);
   parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
+    // Row-major B: 16 rows at a time across the thread's panels, so each row
+    // is read front to back (panel by panel, K rows each, read 16 streams a
+    // page or more apart; per-call packing at M = 64 cost 50% of the call).
+    if (cs == 1 && !gated) {
+      for (int64_t k0 = 0; k0 < K; k0 += 16)
+        for (int64_t pnl = p0; pnl < p1; ++pnl) {
+          const int64_t j0 = pnl * nr;
+          const int cols = static_cast<int>(N - j0 < nr ? N - j0 : nr);
+          for (int64_t k = k0; k < std::min(K, k0 + 16); ++k) {
+            const T* s = b + k * rs + j0;
+            TP* o = dst + pnl * K * nr + k * nr;
+            int j = 0;
+            if constexpr (std::is_same_v<T, TP>)
+              for (; j < cols; ++j) o[j] = s[j];
+            else
+              for (; j < cols; ++j) o[j] = from_f32<TP>(to_f32(s[j]));
+            for (; j < nr; ++j) o[j] = z;
+          }
+        }
+      return;
+    }
     for (int64_t pnl = p0; pnl < p1; ++pnl) {
       TP* d = dst + pnl * K * nr;
-      const int64_t j0 = pnl * nr;
-      const int cols = static_cast<int>(N - j0 < nr ? N - j0 : nr);
-      if (cs == 1 && !gated) {
-        for (int64_t k = 0; k < K; ++k) {
-          const T* s = b + k * rs + j0;
-          TP* o = d + k * nr;
-          int j = 0;
-          if constexpr (std::is_same_v<T, TP>)
-            for (; j < cols; ++j) o[j] = s[j];
-          else
-            for (; j < cols; ++j) o[j] = from_f32<TP>(to_f32(s[j]));
-          for (; j < nr; ++j) o[j] = z;
-        }
-      } else if (cs == 1) {
+      if (cs == 1) {
         // Gated: two contiguous half-panels per k row.
         const int half = nr / 2;
         const int64_t H = N / 2, g0 = pnl * half;
