@@ -1,8 +1,11 @@
 // The GEMM engine's public pre-packed path: pack_matrix + matmul_packed give
 // the same bits as the ops (same kernel), for any thread count, and reject
-// bad input with clear errors.
+// bad input with clear errors. The op form on unpacked weights (small M):
+// against the float64 reference on every kernel, both B layouts, strided
+// inputs and epilogues.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -37,7 +40,13 @@ TEST(Gemm, PackedMatchesLinearOpBitwise) {
     MatmulEpilogue ep;
     ep.bias = &b;
     matmul_packed(x, pw, y, ep);
-    Tensor ref = call("linear", {x, w, b})[0];
+    // The op with the weight as a constant operand packs it at create: the
+    // same kernel, the same bits. (The op form on a plain weight reads it in
+    // place at small M, as dot products over K: other rounding.)
+    Op lin = Op::create("linear", {x.desc(), TensorDesc::constant(w), b.desc()});
+    Tensor ref = Tensor::empty({M, N}, DType::f32);
+    std::vector<Tensor> ins{x, Tensor(), b};
+    lin.run(ins, {&ref, 1});
     EXPECT_TRUE(same_bits(y, ref)) << M << "x" << N << "x" << K;
     // Thread count does not change the bits.
     const int saved = num_threads();
@@ -177,6 +186,105 @@ TEST(Gemm, EveryMicrokernelAndBlockingAgrees) {
     Tensor y = o({a, b})[0];
     for (int64_t i = 0; i < y.numel(); ++i)
       ASSERT_NEAR(y.data_as<float>()[i], ref.data_as<float>()[i], 2e-4) << k.name << " at " << i;
+  }
+}
+
+// The op form on a plain (unpacked) weight at decode sizes reads B in place
+// (gemm_unpacked.h): M = 1..17 (17 packs B), odd N and K, B row-major,
+// transposed (a linear weight, matmul on a permuted view) and row-strided, A
+// row-strided, the epilogues (bias, activation, alpha, residual, gated), f32 /
+// bf16 / f16, every kernel (so every ISA the CPU has): within the
+// per-dtype tolerance (scaled by sqrt(K) for f32) of the float64 reference kernel,
+// and the same bits with 1 and 2 threads.
+TEST(Gemm, UnpackedWeightsMatchReference) {
+  struct Case {
+    std::string op;
+    std::vector<Tensor> in;  // f32 values, converted per dtype (views kept)
+    Attrs attrs;
+    int64_t K;
+  };
+  std::vector<Case> cases;
+  for (int64_t M = 1; M <= 17; ++M) {
+    const int64_t N = 17 + 9 * M, K = 3 + 23 * M;  // 26..170, 26..394: odd and even, tails
+    const Tensor x = rand_tensor({M, K}, 10 + M), w = rand_tensor({K, N}, 20 + M),
+                 wt = rand_tensor({N, K}, 30 + M), b = rand_tensor({N}, 40 + M),
+                 r = rand_tensor({M, N}, 50 + M);
+    const Tensor xs = rand_tensor({2 * M, K}, 60 + M).slice(0, 0, 2 * M, 2);  // row-strided A
+    const Tensor ws = rand_tensor({K, N + 5}, 70 + M).slice(1, 0, N);         // row-strided B
+    const Tensor wg = rand_tensor({K, 2 * N}, 80 + M), bg = rand_tensor({2 * N}, 90 + M);
+    cases.push_back({"matmul", {x, w}, {}, K});
+    cases.push_back({"matmul", {xs, ws}, {}, K});
+    cases.push_back({"matmul", {x, wt.permute({1, 0})}, {}, K});
+    cases.push_back({"linear", {xs, wt, b}, {}, K});
+    cases.push_back({"gemm", {x, wt, b}, {{"transB", int64_t{1}}, {"alpha", 0.5}}, K});
+    cases.push_back({"fused_matmul",
+                     {x, w, b, r},
+                     {{"activation", std::string(M % 2 ? "gelu" : "silu")}, {"alpha", 0.75}},
+                     K});
+    cases.push_back({"fused_matmul",
+                     {x, wg, bg},
+                     {{"activation", std::string("silu")}, {"gated", int64_t{1}}},
+                     K});
+    cases.push_back({"fused_matmul",
+                     {xs, rand_tensor({2 * N, K}, 100 + M).permute({1, 0})},
+                     {{"activation", std::string("gelu")}, {"gated", int64_t{1}}},
+                     K});
+  }
+  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+    const Tolerance tol = default_tolerance(dt);
+    for (const Case& c : cases) {
+      std::vector<Tensor> in, keep;
+      for (const Tensor& t : c.in) {
+        if (t.is_contiguous()) {
+          Tensor d = Tensor::empty(t.shape(), dt);
+          copy_into(t, d);
+          in.push_back(d);
+          continue;
+        }
+        // A view: the same strides over a buffer of dt.
+        int64_t span = 1;
+        for (size_t i = 0; i < t.shape().size(); ++i) span += (t.shape()[i] - 1) * t.strides()[i];
+        keep.push_back(Tensor::zeros({span}, dt));
+        Tensor v = Tensor::wrap(keep.back().data(), t.shape(), dt, t.strides());
+        copy_into(t, v);
+        in.push_back(v);
+      }
+      std::vector<TensorDesc> descs;
+      for (const Tensor& t : in) descs.push_back(t.desc());
+      const KernelDesc* ref_k = nullptr;
+      for (const KernelDesc& k : Registry::global().kernels(c.op))
+        if (k.name.find("_ref_") != std::string::npos) ref_k = &k;
+      ASSERT_NE(ref_k, nullptr);
+      const Tensor want = Op::create(c.op, descs, c.attrs, ref_k->name)(in)[0];
+      // f32: the accumulation order's error grows with K. 16-bit: the inputs'
+      // products are exact in f32 and the output rounding dominates.
+      const double scale =
+          dt == DType::f32 ? std::max(1.0, std::sqrt(static_cast<double>(c.K))) : 1.0;
+      for (const KernelDesc& k : Registry::global().kernels(c.op)) {
+        if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok()) || &k == ref_k) continue;
+        SCOPED_TRACE(c.op + " " + k.name + " " + dtype_name(dt) + " " + shape_str(in[0].shape()) +
+                     "x" + shape_str(in[1].shape()));
+        const Op op = Op::create(c.op, descs, c.attrs, k.name);
+        const Tensor got = op(in)[0];
+        Tensor w32 = Tensor::empty(want.shape(), DType::f32),
+               g32 = Tensor::empty(want.shape(), DType::f32);
+        copy_into(want, w32);
+        copy_into(got, g32);
+        int bad = 0;
+        for (int64_t i = 0; i < w32.numel() && bad < 3; ++i) {
+          const double e = w32.data_as<float>()[i], g = g32.data_as<float>()[i];
+          if (!(std::abs(g - e) <= (tol.atol + tol.rtol * std::abs(e)) * scale)) {
+            ADD_FAILURE() << "at " << i << ": " << g << " vs " << e;
+            ++bad;
+          }
+        }
+        const int saved = num_threads();
+        set_num_threads(saved == 1 ? 2 : 1);
+        const Tensor other = op(in)[0];
+        set_num_threads(saved);
+        EXPECT_TRUE(same_bits(got, other));
+      }
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/gemm/blocking.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/simd/vec_scalar.h"
 #include "opsnn/memory.h"

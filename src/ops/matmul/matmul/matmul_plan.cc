@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/gemm/gemm_unpacked.h"
 #include "ops/common/checks.h"
 #include "opsnn/error.h"
 #include "opsnn/memory.h"
@@ -24,7 +25,14 @@ std::vector<int64_t> batch_strides(const Shape& shape, const Strides& strides, i
   return bs;
 }
 
+bool reads_b_in_place(const Plan& plan) {
+  return plan.M <= gemm::kUnpackedMaxM &&
+         gemm::unpacked_layout_ok(plan.N, plan.K, plan.b.rs, plan.b.cs);
+}
+
 size_t workspace_bytes(const Plan& plan, const gemm::Params& params) {
+  if (reads_b_in_place(plan))
+    return gemm::unpacked_workspace_bytes(plan.M, plan.K, plan.a_dtype, plan.a.cs);
   return gemm::packed_b_bytes(params, plan.K, plan.N, plan.packed_dtype);
 }
 
@@ -93,7 +101,9 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     gemm::pack_b(params, plan.K, plan.N, {at(B, ob), B.dtype(), plan.b.rs, plan.b.cs}, dst,
                  plan.packed_dtype, plan.gated);
   };
-  auto gemm_one = [&](int64_t bi, const int64_t* o, const void* pb) {
+  // pb: packed B, or nullptr to read `b` in place (a_ws: run_unpacked's workspace).
+  auto gemm_one = [&](int64_t bi, const int64_t* o, const void* pb, const gemm::MatView& b = {},
+                      void* a_ws = nullptr) {
     gemm::Epilogue ep;
     ep.gated = plan.gated;
     ep.alpha = plan.alpha;
@@ -111,8 +121,9 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     gemm::OutView ov{static_cast<char*>(out.data()) +
                          bi * out_mat * static_cast<int64_t>(dtype_size(out.dtype())),
                      out.dtype(), nout};
-    gemm::run(params, plan.M, plan.N, plan.K, {at(A, o[0]), A.dtype(), plan.a.rs, plan.a.cs}, pb,
-              plan.packed_dtype, ov, ep);
+    const gemm::MatView a{at(A, o[0]), A.dtype(), plan.a.rs, plan.a.cs};
+    if (!pb) return gemm::run_unpacked(params, plan.M, plan.N, plan.K, a, b, ov, ep, a_ws);
+    gemm::run(params, plan.M, plan.N, plan.K, a, pb, plan.packed_dtype, ov, ep);
   };
   if (packed_b) {  // constant B, packed at create; shared by every batch
     for (int64_t bi = 0; bi < nbatch; ++bi) {
@@ -120,6 +131,19 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
       offsets(bi, o);
       gemm_one(bi, o, packed_b);
     }
+    return;
+  }
+  if (reads_b_in_place(plan)) {
+    auto one = [&](int64_t bi, void* a_ws) {
+      int64_t o[4];
+      offsets(bi, o);
+      gemm_one(bi, o, nullptr, {at(B, o[1]), B.dtype(), plan.b.rs, plan.b.cs}, a_ws);
+    };
+    // Small GEMMs of a batch each on one thread, when A needs no workspace.
+    if (nbatch > 1 && batch_parallel(plan, nbatch) && pb_bytes == 0)
+      parallel_tasks(nbatch, [&](int64_t bi) { one(bi, nullptr); });
+    else
+      for (int64_t bi = 0; bi < nbatch; ++bi) one(bi, ws);
     return;
   }
   if (nbatch > 1 && batch_parallel(plan, nbatch)) {
@@ -175,10 +199,17 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
         auto inst = std::make_unique<Instance>();
         inst->plan = plan_of(call);
         inst->plan.packed_dtype = call.in(inst->plan.b.input).dtype;
+        inst->plan.a_dtype = call.in(inst->plan.a.input).dtype;
         inst->params = gemm::default_params(isa, k);
         const Plan& p = inst->plan;
-        if (const Tensor* b = call.constant(p.b.input); b && p.b_shared()) {
-          const size_t bytes = matmul::workspace_bytes(p, inst->params);
+        const Tensor* cb = call.constant(p.b.input);
+        if (!(cb && p.b_shared()) && !reads_b_in_place(p) &&
+            !(p.packed_dtype == DType::bf16 && inst->params.bf16_dot))
+          // Packed per call for a large M: f32 panels (16-bit B converted while
+          // packing) keep the conversion out of the microkernel's B loads.
+          inst->plan.packed_dtype = DType::f32;
+        if (const Tensor* b = cb; b && p.b_shared()) {
+          const size_t bytes = gemm::packed_b_bytes(inst->params, p.K, p.N, p.packed_dtype);
           inst->packed_b.reset(aligned_alloc_bytes(std::max<size_t>(bytes, 64)), aligned_free);
           gemm::pack_b(inst->params, p.K, p.N, {b->data(), b->dtype(), p.b.rs, p.b.cs},
                        inst->packed_b.get(), p.packed_dtype, p.gated);

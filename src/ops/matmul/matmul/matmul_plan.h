@@ -27,6 +27,7 @@ struct Plan {
   gemm::Act act = gemm::Act::none;
   bool gated = false;  // N = 2H B columns (gate | value), output H columns (gemm::Epilogue)
   DType packed_dtype = DType::f32;  // B panels keep B's dtype (16-bit weights stay 16-bit)
+  DType a_dtype = DType::f32;
   bool b_shared() const {
     for (int64_t s : b.bs)
       if (s) return false;
@@ -39,9 +40,14 @@ struct Plan {
 std::vector<int64_t> batch_strides(const Shape& shape, const Strides& strides, int mat_dims,
                                    const Shape& batch);
 
+// The op form (B not packed at create) reads B in place, unpacked: small M
+// (decode) and a B layout gemm::run_unpacked reads.
+bool reads_b_in_place(const Plan& plan);
+
 // Runs the plan with the given engine parameters. `packed_b`: B packed at
-// create (a constant, batch-shared B), or nullptr to pack B per call into
-// `ws`, which then holds workspace_bytes(plan, params).
+// create (a constant, batch-shared B), or nullptr to read B in place
+// (reads_b_in_place) or pack it per call into `ws`, which then holds
+// workspace_bytes(plan, params).
 void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out, void* ws,
               const void* packed_b = nullptr);
 size_t workspace_bytes(const Plan& plan, const gemm::Params& params);

@@ -1,0 +1,158 @@
+// The GEMM epilogue written once over the vec_*.h names: view loads, the
+// plain and gated tile epilogues and the streamed output stores. Included
+// inside an ISA's `detail` namespace by gemm_impl.h and by the unpacked-weight
+// path (gemm_unpacked_impl.h), which share it.
+
+// Element (i, j) of a view, as f32.
+inline float view_at(const MatView& v, int64_t i, int64_t j) {
+  const int64_t o = i * v.rs + j * v.cs;
+  switch (v.t) {
+    case DType::f32:
+      return static_cast<const float*>(v.p)[o];
+    case DType::bf16:
+      return to_f32(static_cast<const bf16*>(v.p)[o]);
+    case DType::f16:
+      return to_f32(static_cast<const f16*>(v.p)[o]);
+    default:
+      return 0.0f;
+  }
+}
+
+// n <= kLanes elements of row i starting at column j, as a vector.
+inline Vf view_load(const MatView& v, int64_t i, int64_t j, int n) {
+  if (v.cs == 0) return set1(view_at(v, i, j));
+  const int64_t o = i * v.rs + j * v.cs;
+  if (v.cs == 1) {
+    switch (v.t) {
+      case DType::f32:
+        return n == kLanes ? load(static_cast<const float*>(v.p) + o)
+                           : load_n(static_cast<const float*>(v.p) + o, n);
+      case DType::bf16:
+        return n == kLanes ? load(static_cast<const bf16*>(v.p) + o)
+                           : load_n(static_cast<const bf16*>(v.p) + o, n);
+      case DType::f16:
+        return n == kLanes ? load(static_cast<const f16*>(v.p) + o)
+                           : load_n(static_cast<const f16*>(v.p) + o, n);
+      default:
+        break;
+    }
+  }
+  alignas(64) float tmp[kLanes];
+  for (int l = 0; l < kLanes; ++l) tmp[l] = l < n ? view_at(v, i, j + l) : 0.0f;
+  return load(tmp);
+}
+
+#include "kernels/act/act_vec.inc"
+
+inline Vf activate(Vf x, Act act) { return act_apply(x, act); }
+
+// A whole aligned vector of a streamed output goes out non-temporally.
+template <class T>
+inline void store_out(T* p, Vf v, int n, bool streamed) {
+  if (n != kLanes)
+    store_n(p, v, n);
+  else if (streamed && reinterpret_cast<uintptr_t>(p) % (kLanes * sizeof(T)) == 0)
+    stream(p, v);
+  else
+    store(p, v);
+}
+
+// Orders a task's non-temporal output stores before whatever the thread does
+// next (its completion signal to the pool among them): one per task.
+struct StreamFence {
+  bool on;
+  ~StreamFence() {
+    if (on) stream_fence();
+  }
+};
+
+// Applies the epilogue to a rows x cols f32 tile `c` (leading dim ldc) whose
+// top-left element is output (i0, j0), writing the result to `out`.
+inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int rows, int cols,
+                          int64_t i0, int64_t j0, const OutView& out) {
+  const bool trivial = ep.trivial();
+  if (trivial && out.t == DType::f32 &&
+      static_cast<const void*>(c) == static_cast<float*>(out.p) + i0 * out.ld + j0)
+    return;
+  for (int r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r;
+    for (int j = 0; j < cols; j += kLanes) {
+      const int n = cols - j < kLanes ? cols - j : kLanes;
+      Vf v = n == kLanes ? load(c + r * ldc + j) : load_n(c + r * ldc + j, n);
+      if (!trivial) {
+        if (ep.alpha != 1.0f) v = v * set1(ep.alpha);
+        if (ep.add.p) v = fma(set1(ep.beta), view_load(ep.add, i, j0 + j, n), v);
+        v = activate(v, ep.act);
+        if (ep.out_scale != 1.0f) v = v * set1(ep.out_scale);
+        if (ep.residual.p) v = v + view_load(ep.residual, i, j0 + j, n);
+      }
+      const int64_t o = i * out.ld + j0 + j;
+      switch (out.t) {
+        case DType::f32:
+          store_out(static_cast<float*>(out.p) + o, v, n, out.stream);
+          break;
+        case DType::bf16:
+          store_out(static_cast<bf16*>(out.p) + o, v, n, out.stream);
+          break;
+        case DType::f16:
+          store_out(static_cast<f16*>(out.p) + o, v, n, out.stream);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+// The gated epilogue of one gate/value-paired panel tile (see gemm::Epilogue):
+// c holds `rows` x nr accumulators, gate columns [0, nr/2), value columns
+// [nr/2, nr); the output columns are jo .. jo + min(nr/2, H - jo).
+inline void epilogue_gated(const Epilogue& ep, const float* c, int64_t ldc, int rows, int nr,
+                           int64_t i0, int64_t jo, int64_t H, const OutView& out) {
+  const int half = nr / 2;
+  const int cols = static_cast<int>(H - jo < half ? H - jo : half);
+  for (int r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r;
+    for (int j = 0; j < cols; j += kLanes) {
+      const int n = cols - j < kLanes ? cols - j : kLanes;
+      const float* cr = c + r * ldc + j;
+      Vf g = n == kLanes ? load(cr) : load_n(cr, n);
+      Vf v = n == kLanes ? load(cr + half) : load_n(cr + half, n);
+      if (ep.alpha != 1.0f) {
+        g = g * set1(ep.alpha);
+        v = v * set1(ep.alpha);
+      }
+      if (ep.add.p) {
+        g = fma(set1(ep.beta), view_load(ep.add, i, jo + j, n), g);
+        v = fma(set1(ep.beta), view_load(ep.add, i, H + jo + j, n), v);
+      }
+      Vf y = activate(g, ep.act) * v;
+      if (ep.out_scale != 1.0f) y = y * set1(ep.out_scale);
+      if (ep.residual.p) y = y + view_load(ep.residual, i, jo + j, n);
+      const int64_t o = i * out.ld + jo + j;
+      switch (out.t) {
+        case DType::f32:
+          store_out(static_cast<float*>(out.p) + o, y, n, out.stream);
+          break;
+        case DType::bf16:
+          store_out(static_cast<bf16*>(out.p) + o, y, n, out.stream);
+          break;
+        case DType::f16:
+          store_out(static_cast<f16*>(out.p) + o, y, n, out.stream);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+// The epilogue of the tile of packed panel columns [jp, jp + ncols): plain or
+// gated (N = the packed B's logical columns, 2H when gated).
+inline void finish_tile(const Epilogue& ep, const float* c, int64_t ldc, int rows, int ncols,
+                        int64_t i0, int64_t jp, int nr, int64_t N, const OutView& out) {
+  if (ep.gated)
+    epilogue_gated(ep, c, ldc, rows, nr, i0, jp / 2, N / 2, out);
+  else
+    epilogue_tile(ep, c, ldc, rows, ncols, i0, jp, out);
+}

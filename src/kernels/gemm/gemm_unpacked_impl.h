@@ -1,0 +1,301 @@
+// The small-M GEMM on unpacked weights (gemm_unpacked.h) written once over
+// the vec_*.h names; included by gemm_unpacked_{scalar,avx2,avx512}.cc inside
+// their ISA namespace, after the vec header. Expects the tile shapes
+// kRmG, kRmNv (row-major B: G rows x NV vectors of accumulators; kRmNv1 for
+// M = 1) and kDotG, kDotR (transposed B: G rows x R weight rows of vector
+// accumulators; kDotR1 for M = 1).
+
+namespace detail {
+
+using gemm::Act;
+using gemm::Epilogue;
+using gemm::MatView;
+using gemm::OutView;
+using gemm::Params;
+
+#include "kernels/gemm/epilogue_impl.h"
+
+namespace unp {
+
+inline constexpr int kMaxRows = static_cast<int>(gemm::kUnpackedMaxM);
+// Row-major B: a chunk of W columns is walked row by row (each row's W
+// elements contiguous, a sequential stream the prefetchers follow), its
+// rows x W partial sums in L1/L2 (kRmAccFloats, on the stack with the
+// chunk's output tile: 96 KiB); the rows in sub-blocks of about kRmSubBytes
+// of B, the next sub-block prefetched into L2 meanwhile (into L1 the
+// prefetched rows, a page or more apart, map to the same few sets and evict
+// each other).
+inline constexpr int64_t kRmAccFloats = 8192;
+inline constexpr int64_t kRmSubBytes = 65536;
+// Transposed B: each weight row is a sequential stream; 1 KiB ahead per row.
+inline constexpr int64_t kDotPfBytes = 1024;
+// Transposed B: K is walked in blocks of this many elements, so that the R
+// weight rows' block stays in L1 while every row group of A uses it.
+inline constexpr int64_t kDotKb = 512;
+// Transposed B: output columns per epilogue call.
+inline constexpr int kDotTile = 64;
+
+// ---- row-major B (K x N, unit column stride) --------------------------------------
+// G rows x [0, ncols) (<= NV*kLanes) over kl rows of B: the packed decode
+// kernel's FMA sequence (acc = a*b + acc per k), continued across calls
+// through `part` (resume: start from part, else from 0). finish: 0 stores
+// the sums to part; 1 and 2 end the K-block as the packed kernel does,
+// c = acc (1) or c = c + acc (2): the same bits. Edge: masked B loads.
+// Prefetches the same columns `pf_rows` rows ahead (the next sub-block).
+template <int G, int NV, bool Edge, class TB>
+void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb, int ncols,
+              int64_t pf_rows, float* part, int64_t ldp, bool resume, float* c, int64_t ldc,
+              int finish) {
+  constexpr int64_t kRowBytes = NV * kLanes * static_cast<int64_t>(sizeof(TB));
+  Vf acc[G][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < G; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = resume ? load(part + i * ldp + v * kLanes) : zero();
+  for (int64_t k = 0; k < kl; ++k) {
+    const TB* bk = b + k * ldb;
+    Vf bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      if constexpr (Edge) {
+        const int n = ncols - v * kLanes;
+        bv[v] = n >= kLanes ? load(bk + v * kLanes) : n > 0 ? load_n(bk + v * kLanes, n) : zero();
+      } else {
+        bv[v] = load(bk + v * kLanes);
+      }
+    }
+    {
+      const char* pf = reinterpret_cast<const char*>(bk + pf_rows * ldb);
+#pragma GCC unroll 8
+      for (int64_t o = 0; o < kRowBytes; o += 64) __builtin_prefetch(pf + o, 0, 2);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < G; ++i) {
+      const Vf av = set1(a[i * lda + k]);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
+    }
+  }
+  // Whole vectors of part (it is NV*kLanes wide); c only to ncols.
+#pragma GCC unroll 16
+  for (int i = 0; i < G; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      if (finish == 0) {
+        store(part + i * ldp + v * kLanes, acc[i][v]);
+        continue;
+      }
+      const int n = ncols - v * kLanes;
+      float* p = c + i * ldc + v * kLanes;
+      if (n >= kLanes)
+        store(p, finish == 2 ? load(p) + acc[i][v] : acc[i][v]);
+      else if (n > 0)
+        store_n(p, finish == 2 ? load_n(p, n) + acc[i][v] : acc[i][v], n);
+    }
+}
+
+template <class TB>
+using RmFn = void (*)(int64_t, const float*, int64_t, const TB*, int64_t, int, int64_t, float*,
+                      int64_t, bool, float*, int64_t, int);
+template <int NV, bool Edge, class TB, int... Gs>
+constexpr auto rm_table(std::integer_sequence<int, Gs...>) {
+  return std::array<RmFn<TB>, sizeof...(Gs)>{&rm_block<Gs + 1, NV, Edge, TB>...};
+}
+
+// C chunk [rows, ncols) = A·B[:, chunk] (c: ldc >= ncols rounded up to
+// NV*kLanes; part: rows x that many floats, scratch). K-blocks of kc (the packed path's);
+// within one, sub-blocks of `sub` rows walk the chunk's NR-column tiles in
+// order, so each B row is read front to back.
+template <int G, int NV, class TB>
+void rm_chunk(int rows, int64_t K, int64_t kc, int64_t sub, const float* a, int64_t lda,
+              const TB* b, int64_t ldb, int ncols, float* part, float* c, int64_t ldc) {
+  constexpr int NR = NV * kLanes;
+  static constexpr auto full = rm_table<NV, false, TB>(std::make_integer_sequence<int, G>());
+  static constexpr auto edge = rm_table<NV, true, TB>(std::make_integer_sequence<int, G>());
+  if (K == 0) {
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < ncols; ++j) c[i * ldc + j] = 0.0f;
+    return;
+  }
+  const int64_t ldp = gemm::ceil_div(ncols, NR) * NR;
+  for (int64_t k0 = 0; k0 < K; k0 += kc) {
+    const int64_t kl = std::min(kc, K - k0);
+    for (int64_t s0 = k0; s0 < k0 + kl; s0 += sub) {
+      const int64_t sl = std::min(sub, k0 + kl - s0);
+      const int finish = s0 + sl < k0 + kl ? 0 : k0 == 0 ? 1 : 2;
+      for (int j = 0; j < ncols; j += NR) {
+        const int n = std::min(NR, ncols - j);
+        const auto& fns = n == NR ? full : edge;
+        for (int r0 = 0; r0 < rows; r0 += G)
+          fns[std::min(G, rows - r0) - 1](sl, a + r0 * lda + s0, lda, b + s0 * ldb + j, ldb, n, sub,
+                                          part + r0 * ldp + j, ldp, s0 > k0, c + r0 * ldc + j, ldc,
+                                          finish);
+      }
+    }
+  }
+}
+
+// ---- transposed B (N x K, unit row stride: W[n, k] at w[n*ldw + k]) ---------------
+// G rows of A against R weight rows over k in [k0, k0 + kl): vector partial
+// sums in part[G][R] (lanes over k), loaded and stored around the span.
+template <int G, int R, class TB>
+void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* const* w,
+              Vf (*part)[R]) {
+  constexpr int64_t kPf = kDotPfBytes / static_cast<int64_t>(sizeof(TB));
+  Vf acc[G][R];
+#pragma GCC unroll 16
+  for (int i = 0; i < G; ++i)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[i][r] = part[i][r];
+  const int64_t ke = k0 + kl;
+  int64_t k = k0;
+  for (; k + kLanes <= ke; k += kLanes) {
+    Vf wv[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      wv[r] = load(w[r] + k);
+      __builtin_prefetch(w[r] + k + kPf, 0, 2);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < G; ++i) {
+      const Vf av = load(a + i * lda + k);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) acc[i][r] = fma(av, wv[r], acc[i][r]);
+    }
+  }
+  if (k < ke) {
+    const int n = static_cast<int>(ke - k);
+    Vf wv[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) wv[r] = load_n(w[r] + k, n);
+#pragma GCC unroll 16
+    for (int i = 0; i < G; ++i) {
+      const Vf av = load_n(a + i * lda + k, n);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) acc[i][r] = fma(av, wv[r], acc[i][r]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < G; ++i)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) part[i][r] = acc[i][r];
+}
+
+template <int R, class TB>
+using DotFn = void (*)(int64_t, int64_t, const float*, int64_t, const TB* const*, Vf (*)[R]);
+template <int R, class TB, int... Gs>
+constexpr auto dot_table(std::integer_sequence<int, Gs...>) {
+  return std::array<DotFn<R, TB>, sizeof...(Gs)>{&dot_span<Gs + 1, R, TB>...};
+}
+
+// C tile [rows, ncols) = A·W[tile rows]^T: R weight rows at a time, K in
+// blocks of kDotKb shared by the row groups, the lanes summed at the end.
+template <int G, int R, class TB>
+void dot_tile(int rows, int64_t K, const float* a, int64_t lda, const TB* w, int64_t ldw, int ncols,
+              float* c, int64_t ldc) {
+  static constexpr auto fns = dot_table<R, TB>(std::make_integer_sequence<int, G>());
+  for (int j0 = 0; j0 < ncols; j0 += R) {
+    const TB* wr[R];
+    // Past ncols, repeat a valid row (its sums are not stored).
+    for (int r = 0; r < R; ++r) wr[r] = w + (j0 + r < ncols ? j0 + r : j0) * ldw;
+    Vf part[kMaxRows][R];
+    for (int i = 0; i < rows; ++i)
+      for (int r = 0; r < R; ++r) part[i][r] = zero();
+    for (int64_t k0 = 0; k0 < K; k0 += kDotKb) {
+      const int64_t kl = std::min(kDotKb, K - k0);
+      for (int r0 = 0; r0 < rows; r0 += G)
+        fns[std::min(G, rows - r0) - 1](k0, kl, a + r0 * lda, lda, wr, part + r0);
+    }
+    for (int i = 0; i < rows; ++i)
+      for (int r = 0; r < R && j0 + r < ncols; ++r) c[i * ldc + j0 + r] = reduce_add(part[i][r]);
+  }
+}
+
+// ---- the drivers: output chunks over the threads, the epilogue per chunk ---------
+// chunk(b_col, ncols, c, ldc) computes C's columns [b_col, b_col + ncols) of
+// A·B into c. Gated: the gate chunk and the value chunk side by side (the
+// packed gated panel's layout), then the gated epilogue. rows x W <=
+// kRmAccFloats (c holds twice that).
+template <class ChunkFn>
+void run_chunks(int rows, int64_t N, int64_t W, const OutView& out, const Epilogue& ep,
+                ChunkFn&& chunk) {
+  const int64_t H = ep.gated ? N / 2 : N;
+  parallel_for(gemm::ceil_div(H, W), 1, [&](int64_t t0, int64_t t1) {
+    const StreamFence fence{out.stream};
+    alignas(64) float c[2 * kRmAccFloats];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t j = t * W;
+      const int ncols = static_cast<int>(std::min<int64_t>(W, H - j));
+      if (ep.gated) {
+        chunk(j, ncols, c, 2 * W);
+        chunk(H + j, ncols, c + W, 2 * W);
+        epilogue_gated(ep, c, 2 * W, rows, static_cast<int>(2 * W), 0, j, H, out);
+      } else {
+        chunk(j, ncols, c, W);
+        epilogue_tile(ep, c, W, rows, ncols, 0, j, out);
+      }
+    }
+  });
+}
+
+// Chunk width: one chunk per thread (each streams one contiguous span of
+// every B row; two chunks per thread measured slower), capped so that the
+// partial sums fit kRmAccFloats. The width never changes a column's
+// arithmetic.
+inline int64_t rm_width(int rows, int64_t H, int nr) {
+  const int64_t cap = std::max<int64_t>(kRmAccFloats / rows / nr, 1) * nr;
+  const int64_t even = gemm::ceil_div(gemm::ceil_div(H, num_threads()), nr) * nr;
+  return std::clamp<int64_t>(even, nr, cap);
+}
+
+template <int G, int NV, class TB>
+void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int64_t lda,
+            const TB* b, int64_t ldb, const OutView& out, const Epilogue& ep) {
+  constexpr int NR = NV * kLanes;
+  const int64_t kc = gemm::even_kc(p.kc, K, 1);
+  const int64_t W = rm_width(rows, ep.gated ? N / 2 : N, NR);
+  const int64_t sub =
+      std::clamp<int64_t>(kRmSubBytes / (W * static_cast<int64_t>(sizeof(TB))), 2, 64);
+  run_chunks(rows, N, W, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
+    alignas(64) float part[kRmAccFloats];
+    rm_chunk<G, NV>(rows, K, kc, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
+  });
+}
+
+template <int G, int R, class TB>
+void run_dot(int rows, int64_t N, int64_t K, const float* a, int64_t lda, const TB* w, int64_t ldw,
+             const OutView& out, const Epilogue& ep) {
+  run_chunks(rows, N, kDotTile, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
+    dot_tile<G, R>(rows, K, a, lda, w + j * ldw, ldw, ncols, c, ldc);
+  });
+}
+
+template <class TB>
+void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+           const MatView& bv, const OutView& out, const Epilogue& ep) {
+  const TB* b = static_cast<const TB*>(bv.p);
+  const int rows = static_cast<int>(M);
+  // B [K, 1] has both strides 1: read it as one weight row.
+  if (bv.rs == 1 && (bv.cs != 1 || N == 1)) {
+    if (rows == 1) return run_dot<1, kDotR1>(rows, N, K, a, lda, b, bv.cs, out, ep);
+    return run_dot<kDotG, kDotR>(rows, N, K, a, lda, b, bv.cs, out, ep);
+  }
+  if (rows == 1) return run_rm<1, kRmNv1>(p, rows, N, K, a, lda, b, bv.rs, out, ep);
+  return run_rm<kRmG, kRmNv>(p, rows, N, K, a, lda, b, bv.rs, out, ep);
+}
+
+}  // namespace unp
+
+inline void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const float* a,
+                         int64_t lda, const MatView& b, const OutView& out, const Epilogue& ep) {
+  switch (b.t) {
+    case DType::bf16:
+      return unp::run_t<bf16>(p, M, N, K, a, lda, b, out, ep);
+    case DType::f16:
+      return unp::run_t<f16>(p, M, N, K, a, lda, b, out, ep);
+    default:
+      return unp::run_t<float>(p, M, N, K, a, lda, b, out, ep);
+  }
+}
+
+}  // namespace detail

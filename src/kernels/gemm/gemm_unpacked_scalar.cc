@@ -1,0 +1,18 @@
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "kernels/gemm/blocking.h"
+#include "kernels/gemm/gemm_unpacked.h"
+#include "kernels/simd/vec_scalar.h"
+#include "opsnn/thread_pool.h"
+
+namespace opsnn::simd::scalar {
+// One lane: the vector code's blocking, tested as on the SIMD paths.
+inline constexpr int kRmG = 4, kRmNv = 4, kRmNv1 = 8, kDotG = 4, kDotR = 4, kDotR1 = 8;
+#include "kernels/gemm/gemm_unpacked_impl.h"
+}  // namespace opsnn::simd::scalar
+
+namespace opsnn::gemm {
+UnpackedFn unpacked_scalar() { return &simd::scalar::detail::run_unpacked; }
+}  // namespace opsnn::gemm
