@@ -35,7 +35,7 @@ std::atomic<int64_t> g_allocs{0};
 void count_one() {
   if (!g_counting.load(std::memory_order_relaxed)) return;
   g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (std::getenv("OPSNN_ALLOC_TRACE")) {  // where an allocation in run comes from
+  if (std::getenv("OPSNN_ALLOC_TRACE")) {  // where an allocation in run comes from (-rdynamic)
     g_counting = false;
     void* frames[16];
     backtrace_symbols_fd(frames, backtrace(frames, 16), 2);
@@ -100,7 +100,9 @@ TEST_P(AllocFreeRun, EveryOpAndCase) {
   const Registry& reg = Registry::global();
   std::vector<Offender> offenders;
   int cases_run = 0;
+  const char* only = std::getenv("OPSNN_ALLOC_OP");  // one op, with OPSNN_ALLOC_TRACE
   for (const std::string& name : reg.op_names()) {
+    if (only && name != only) continue;
     const OpSchema& s = reg.schema(name);
     if (!s.cases || std::find(s.dtypes.begin(), s.dtypes.end(), dtype) == s.dtypes.end()) continue;
     for (const CheckCase& c : s.cases(dtype)) {
