@@ -75,22 +75,6 @@ void check_shape(const std::string& op, const std::string& arg, const TensorDesc
   }
 }
 
-// One tensor per input, shaped like the call's descs (with room for their
-// strides), constants with their data.
-std::vector<Tensor> staged_inputs(const OpCall& call) {
-  std::vector<Tensor> ins(call.inputs.size());
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (!call.has_input(i)) continue;
-    if (const Tensor* c = call.constant(i)) {
-      ins[i] = *c;
-      continue;
-    }
-    const TensorDesc& d = call.inputs[i];
-    ins[i] = Tensor::wrap(nullptr, Shape(d.shape.size(), 0), d.dtype, Strides(d.shape.size(), 0));
-  }
-  return ins;
-}
-
 }  // namespace
 
 OpCall make_call(const OpSchema& schema, std::vector<TensorDesc> inputs, const Attrs& attrs) {
@@ -188,8 +172,20 @@ Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs
       }
       result.kernel_ws_offset_ = off;
       result.workspace_ = off + result.kernel_->workspace_bytes();
+      // One tensor per input shaped like the call's desc (with room for its
+      // strides), constants with their data.
       result.staging_ = std::make_shared<Staging>();
-      result.staging_->inputs = staged_inputs(call);
+      std::vector<Tensor>& staged = result.staging_->inputs;
+      staged.resize(call.inputs.size());
+      for (size_t i = 0; i < staged.size(); ++i) {
+        if (!call.has_input(i)) continue;
+        if (const Tensor* c = call.constant(i)) {
+          staged[i] = *c;
+        } else {
+          const size_t rank = call.inputs[i].shape.size();
+          staged[i].set_desc(TensorDesc(call.inputs[i].dtype, Shape(rank, 0), Strides(rank, 0)));
+        }
+      }
       break;
     }
     declined += "; " + k.name + " declined: " + (why.empty() ? "no reason given" : why);
