@@ -740,21 +740,24 @@ Shape pad_shape(const OpCall& c) {
 }
 
 void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernels& tiles) {
+  using Dims = ops::RankArray<int64_t>;
   const Tensor& x = in[0];
   Tensor& y = out[0];
   const size_t rank = static_cast<size_t>(x.rank());
   const size_t es = dtype_size(x.dtype());
   const auto& pads = c.attrs.ints("pads");
   const PadMode mode = pad_mode(c);
-  const Strides ost = contiguous_strides(y.shape());
+  const Strides& ost = y.strides();
   char* base = static_cast<char*>(y.data());
-  auto at = [&](const std::vector<int64_t>& idx) {
+  auto at = [&](const Dims& idx) {
     int64_t o = 0;
     for (size_t k = 0; k < rank; ++k) o += idx[k] * ost[k];
     return base + o * static_cast<int64_t>(es);
   };
+  auto span = [](const Dims& d) { return std::span<const int64_t>(d.data(), d.size()); };
   if (y.numel() == 0) return;
-  std::vector<int64_t> interior(pads.begin(), pads.begin() + static_cast<long>(rank));
+  Dims interior(rank);
+  for (size_t k = 0; k < rank; ++k) interior[k] = pads[k];
   if (mode == PadMode::constant) {
     uint64_t v = 0;
     shape::encode_value(y.dtype(), c.attrs.f("value"), &v);
@@ -766,8 +769,7 @@ void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernel
   // Borders axis by axis, innermost first, copying from the output itself.
   for (size_t d = rank; d-- > 0;) {
     const int64_t b = pads[d], e = pads[d + rank], n = x.shape()[d];
-    Shape region(rank);
-    std::vector<int64_t> start(rank, 0);
+    Dims region(rank), start(rank);
     for (size_t k = 0; k < rank; ++k) {
       region[k] = k < d ? x.shape()[k] : y.shape()[k];
       start[k] = k < d ? pads[k] : 0;
@@ -776,8 +778,8 @@ void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernel
       const int64_t len = side == 0 ? b : e;
       if (!len) continue;
       region[d] = len;
-      std::vector<int64_t> dst = start, src = start;
-      Strides sst = ost;
+      Dims dst = start, src = start, sst(rank);
+      for (size_t k = 0; k < rank; ++k) sst[k] = ost[k];
       dst[d] = side == 0 ? 0 : b + n;
       if (mode == PadMode::edge) {
         src[d] = side == 0 ? b : b + n - 1;
@@ -789,7 +791,7 @@ void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernel
         src[d] = b + n - 2;
         sst[d] = -ost[d];
       }
-      shape::strided_copy(es, region, at(src), sst, at(dst), ost, tiles);
+      shape::strided_copy(es, span(region), at(src), span(sst), at(dst), ost, tiles);
     }
   }
 }
