@@ -86,7 +86,7 @@ namespace {
 // Calls per case: 1,000, fewer when one call is slow (the counted calls of a
 // case take about kBudget), never fewer than 10.
 constexpr int kCalls = 1000, kMinCalls = 10;
-constexpr double kBudgetSeconds = 0.02;
+constexpr double kBudgetSeconds = 0.01;
 
 struct Offender {
   std::string what;
@@ -112,14 +112,16 @@ TEST_P(AllocFreeRun, EveryOpAndCase) {
         op = Op::create(name, case_descs(c, dtype), c.attrs);
       } catch (const Error& e) {
         // A case no kernel takes in this dtype: the checker reports those.
-        if (std::getenv("OPSNN_ALLOC_TRACE")) std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+        if (std::getenv("OPSNN_ALLOC_TRACE"))
+          std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
         continue;
       }
       // The float64 reference kernel (the last of every list) converts
       // through double vectors by design: it is the oracle, not a kernel
       // users are meant to run, and is left out here.
       const std::vector<KernelDesc>& ks = reg.kernels(name);
-      if (op.kernel_name() == ks.back().name && ks.back().priority == std::numeric_limits<int>::min()) {
+      if (op.kernel_name() == ks.back().name &&
+          ks.back().priority == std::numeric_limits<int>::min()) {
         ++reference_picked;
         continue;
       }

@@ -125,7 +125,8 @@ TEST(MatmulInt8, ConstantWeightIsPackedAtCreateWithTheSameBits) {
     Tensor bias = floats({N}, -1, 1, 7);
     const Attrs attrs{{"activation", std::string("silu")}};
     for (const KernelDesc& k : Registry::global().kernels("matmul_int8")) {
-      if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok()) || k.name.find("_ref") != std::string::npos)
+      if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok()) ||
+          k.name.find("_ref") != std::string::npos)
         continue;
       SCOPED_TRACE(k.name + " K=" + std::to_string(K));
       Op per_call, packed;
@@ -143,9 +144,9 @@ TEST(MatmulInt8, ConstantWeightIsPackedAtCreateWithTheSameBits) {
       EXPECT_TRUE(same_bits(want, got));
     }
     // The packed API on the kernel dispatch picks.
-    Op packed = Op::create("matmul_int8",
-                           {a.desc(), TensorDesc::constant(w), as.desc(), ws.desc(), bias.desc()},
-                           attrs);
+    Op packed =
+        Op::create("matmul_int8",
+                   {a.desc(), TensorDesc::constant(w), as.desc(), ws.desc(), bias.desc()}, attrs);
     Tensor y = Tensor::zeros({M, N}, DType::f32);
     Int8MatmulParams prm;
     prm.a_scale = &as;

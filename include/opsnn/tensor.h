@@ -50,7 +50,7 @@ struct TensorDesc {
   // `strides`, or the contiguous strides when it is empty (a new vector: for
   // phase one; a Tensor keeps its effective strides, see Tensor::strides()).
   Strides effective_strides() const;
-  std::string str() const;                   // "f32[2, 3]"
+  std::string str() const;  // "f32[2, 3]"
 
  private:
   std::shared_ptr<const Tensor> constant_;
@@ -106,7 +106,7 @@ class Tensor {
   void flat_set(int64_t i, double v);
 
  private:
-  friend class Op;  // re-points its staged inputs at the workspace without allocating
+  friend class Op;              // re-points its staged inputs at the workspace without allocating
   void set_desc(TensorDesc d);  // desc_ and strides_ together: the only way desc_ changes
   // Becomes a contiguous, non-owning view of `data` shaped like `shape`; no
   // allocation when this tensor already has that rank.

@@ -120,11 +120,10 @@ ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, D
   return l;
 }
 
-size_t workspace_bytes(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype,
-                       int64_t ldc, bool gated, int threads) {
+size_t workspace_bytes(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype, int64_t ldc,
+                       bool gated, int threads) {
   const ScratchLayout l = scratch_layout(p, M, N, K, c_dtype, ldc, gated);
-  return (static_cast<size_t>(std::max(threads, 1)) * l.slot() + l.split + l.pairs) *
-         sizeof(float);
+  return (static_cast<size_t>(std::max(threads, 1)) * l.slot() + l.split + l.pairs) * sizeof(float);
 }
 
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,

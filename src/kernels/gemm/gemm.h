@@ -115,8 +115,8 @@ void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, 
 
 // Workspace bytes for run(p, M, N, K, ..., c, ep, ws) with ws.threads =
 // `threads`, an output of dtype c_dtype and row stride ldc, and ep.gated = gated.
-size_t workspace_bytes(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype,
-                       int64_t ldc, bool gated, int threads);
+size_t workspace_bytes(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype, int64_t ldc,
+                       bool gated, int threads);
 
 // C = epilogue(A·B) with B packed by pack_b(p, K, N, ..., pt). Threaded.
 // With ep.gated, N is B's 2H columns and C has H columns (c.ld >= H).
@@ -131,8 +131,8 @@ void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView
 
 // Where a run's scratch lies in its Workspace (floats; see workspace_bytes).
 struct ScratchLayout {
-  size_t a = 0, c = 0;           // per thread: the A block, the C tile
-  size_t split = 0, pairs = 0;   // the caller's: split-K partial sums, bf16 pairs of A
+  size_t a = 0, c = 0;          // per thread: the A block, the C tile
+  size_t split = 0, pairs = 0;  // the caller's: split-K partial sums, bf16 pairs of A
   size_t slot() const { return a + c; }
 };
 ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype,

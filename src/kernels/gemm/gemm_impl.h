@@ -62,8 +62,9 @@ struct Scratch {
   }
   // A slice past what scratch_layout sized is a bug in one of the two.
   static float* fit(float* p, size_t n, size_t cap) {
-    if (n > cap) throw Error("gemm", "workspace", std::to_string(n) + " floats of scratch",
-                             std::to_string(cap));
+    if (n > cap)
+      throw Error("gemm", "workspace", std::to_string(n) + " floats of scratch",
+                  std::to_string(cap));
     return p;
   }
 };
@@ -673,22 +674,29 @@ void run_split_k(const Scratch& sc, int rows, int64_t N, int64_t K, int64_t kc, 
                  const Epilogue& ep, int64_t Nfull, const OutView& out, PartFn&& part) {
   const int64_t npan = ceil_div(N, nr), nkb = ceil_div(K, kc), tile = rows * nr;
   float* buf = sc.split(static_cast<size_t>(npan * nkb * tile));
-  parallel_tasks(npan * nkb, [&](int64_t t) {
-    const int64_t k0 = (t % nkb) * kc;
-    part(t / nkb, k0, std::min(kc, K - k0), buf + t * tile);
-  }, sc.threads);
-  parallel_tasks(npan, [&](int64_t pnl) {
-    const StreamFence fence{out.stream};
-    float* c = buf + pnl * nkb * tile;
-    for (int64_t kb = 1; kb < nkb; ++kb) {
-      const float* q = buf + (pnl * nkb + kb) * tile;
-      for (int64_t e = 0; e + kLanes <= tile; e += kLanes) store(c + e, load(c + e) + load(q + e));
-      for (int64_t e = tile / kLanes * kLanes; e < tile; ++e) c[e] = c[e] + q[e];
-    }
-    const int64_t jp = pnl * nr;
-    finish_tile(ep, c, nr, rows, static_cast<int>(std::min<int64_t>(nr, N - jp)), 0, jp, nr, Nfull,
-                out);
-  }, sc.threads);
+  parallel_tasks(
+      npan * nkb,
+      [&](int64_t t) {
+        const int64_t k0 = (t % nkb) * kc;
+        part(t / nkb, k0, std::min(kc, K - k0), buf + t * tile);
+      },
+      sc.threads);
+  parallel_tasks(
+      npan,
+      [&](int64_t pnl) {
+        const StreamFence fence{out.stream};
+        float* c = buf + pnl * nkb * tile;
+        for (int64_t kb = 1; kb < nkb; ++kb) {
+          const float* q = buf + (pnl * nkb + kb) * tile;
+          for (int64_t e = 0; e + kLanes <= tile; e += kLanes)
+            store(c + e, load(c + e) + load(q + e));
+          for (int64_t e = tile / kLanes * kLanes; e < tile; ++e) c[e] = c[e] + q[e];
+        }
+        const int64_t jp = pnl * nr;
+        finish_tile(ep, c, nr, rows, static_cast<int>(std::min<int64_t>(nr, N - jp)), 0, jp, nr,
+                    Nfull, out);
+      },
+      sc.threads);
 }
 
 template <int MR, int NV, class TB>
@@ -718,59 +726,62 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
                            std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, sc.threads, M <= MR);
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32 && !ep.gated && (direct_a || !c_stride_aliases(out.ld));
-  parallel_tasks(nmb * nnb, [&](int64_t task) {
-    const StreamFence fence{out.stream};
-    // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
-    const int64_t mb = task % nmb, nb = task / nmb;
-    const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
-    const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
-    int64_t ldc = 0;
-    float* c = task_c(sc, out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
-    if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
-    if (direct_a) {
-      // Decode: each B panel is streamed once from start to end (all K), the
-      // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
-      // rounding as the packed path.
-      const int rows = static_cast<int>(mlen);
-      const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
-      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-        const TB* bp = pb + (jp / NR) * K * NR;
-        float* ct = c + (jp - n0);
-        for (int64_t k0 = 0; k0 < K; k0 += kc)
-          table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc, ncols,
-                          k0 > 0);
-        finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
-      }
-      return;
-    }
-    float* abuf = sc.a(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
-    for (int64_t k0 = 0; k0 < K; k0 += kc) {
-      const int64_t kl = std::min(kc, K - k0);
-      const bool last = k0 + kl == K;
-      pack_a<MR>(a, m0, mlen, k0, kl, abuf);
-      const int64_t nrp = ceil_div(mlen, MR);
-      const int64_t blines = ceil_div(kl * NR * static_cast<int64_t>(sizeof(TB)), 64);
-      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-        const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
-        // The next B micro-panel is another panel (K*NR elements away), a
-        // jump the hardware prefetcher does not follow: each microkernel call
-        // brings its share of it into L2 ahead of use.
-        const char* bnext =
-            jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + K * NR) : nullptr;
-        for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
-          const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
-          float* ct = c + ir * ldc + (jp - n0);
-          if (bnext)
-            for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
-              __builtin_prefetch(bnext + l * 64, 0, 2);
-          ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
-          if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
+  parallel_tasks(
+      nmb * nnb,
+      [&](int64_t task) {
+        const StreamFence fence{out.stream};
+        // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
+        const int64_t mb = task % nmb, nb = task / nmb;
+        const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
+        const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
+        int64_t ldc = 0;
+        float* c = task_c(sc, out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
+        if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
+        if (direct_a) {
+          // Decode: each B panel is streamed once from start to end (all K), the
+          // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
+          // rounding as the packed path.
+          const int rows = static_cast<int>(mlen);
+          const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
+          for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+            const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+            const TB* bp = pb + (jp / NR) * K * NR;
+            float* ct = c + (jp - n0);
+            for (int64_t k0 = 0; k0 < K; k0 += kc)
+              table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc,
+                              ncols, k0 > 0);
+            finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
+          }
+          return;
         }
-      }
-    }
-  }, sc.threads);
+        float* abuf = sc.a(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
+        for (int64_t k0 = 0; k0 < K; k0 += kc) {
+          const int64_t kl = std::min(kc, K - k0);
+          const bool last = k0 + kl == K;
+          pack_a<MR>(a, m0, mlen, k0, kl, abuf);
+          const int64_t nrp = ceil_div(mlen, MR);
+          const int64_t blines = ceil_div(kl * NR * static_cast<int64_t>(sizeof(TB)), 64);
+          for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+            const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+            const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
+            // The next B micro-panel is another panel (K*NR elements away), a
+            // jump the hardware prefetcher does not follow: each microkernel call
+            // brings its share of it into L2 ahead of use.
+            const char* bnext =
+                jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + K * NR) : nullptr;
+            for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
+              const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
+              float* ct = c + ir * ldc + (jp - n0);
+              if (bnext)
+                for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
+                  __builtin_prefetch(bnext + l * 64, 0, 2);
+              ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
+              if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
+            }
+          }
+        }
+      },
+      sc.threads);
 }
 
 template <int MR, int NV>

@@ -146,7 +146,8 @@ class ConvInstance : public KernelInstance {
     const DType ct = p_.cl ? p_.ot : DType::f32;
     const int64_t ldc = p_.cl ? p_.cout : p_.cout_g;
     gemm_one_ = round64(gemm::workspace_bytes(gp_, p_.mt, p_.cout_g, p_.kg, ct, ldc, false, 1));
-    gemm_all_ = round64(gemm::workspace_bytes(gp_, p_.mt, p_.cout_g, p_.kg, ct, ldc, false, slots_));
+    gemm_all_ =
+        round64(gemm::workspace_bytes(gp_, p_.mt, p_.cout_g, p_.kg, ct, ldc, false, slots_));
   }
 
   // Packs a constant weight once (phase one).

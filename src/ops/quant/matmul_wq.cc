@@ -168,7 +168,10 @@ CheckCase make_case(std::string name, DType t, Shape xs, int64_t N, int bits, in
 class WqKernel : public KernelInstance {
  public:
   WqKernel(const OpCall& call, quant::WqFn fn, Isa isa)
-      : fn_(fn), sh_(wq_shape(call)), zp_packed_(zp_packed(call)), has_zp_(call.has_input(3)),
+      : fn_(fn),
+        sh_(wq_shape(call)),
+        zp_packed_(zp_packed(call)),
+        has_zp_(call.has_input(3)),
         has_bias_(call.has_input(4)) {
     args_.M = sh_.M;
     args_.N = sh_.N;

@@ -53,9 +53,7 @@ struct WsLayout {
     slot_b = b_packed_at_create || plan.b_shared() ? 0 : pb;
     slot = slot_b + engine(1);
   }
-  size_t bytes(int threads) const {
-    return b + std::max(all, slot * static_cast<size_t>(threads));
-  }
+  size_t bytes(int threads) const { return b + std::max(all, slot * static_cast<size_t>(threads)); }
 };
 
 // Batches whose GEMMs are too small to split well across the threads (a few

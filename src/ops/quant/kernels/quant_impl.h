@@ -428,9 +428,9 @@ inline void wq_panels(const quant::WqArgs& a) {
   const bool pairs = p.bf16_dot;
   const int64_t W = quant::wq_panel_cols(a.paths, p.nr, M);
   const int64_t ntasks = (N + W - 1) / W;
-  const int nslots = static_cast<int>(std::min<int64_t>(
-      {static_cast<int64_t>(quant::wq_panel_slots(a.paths, M, N)), ntasks,
-       int64_t{num_threads()}}));
+  const int nslots = static_cast<int>(
+      std::min<int64_t>({static_cast<int64_t>(quant::wq_panel_slots(a.paths, M, N)), ntasks,
+                         int64_t{num_threads()}}));
   const quant::WqSlot slot_size = quant::wq_slot(a.paths, M, N, K, a.isa, a.xt, a.yt, a.threads);
   char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
   const gemm::MatView xv{a.x, a.xt, K, 1};
