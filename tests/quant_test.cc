@@ -115,6 +115,49 @@ TEST(MatmulInt8, PackedApiMatchesOp) {
   }
 }
 
+// A constant weight (TensorDesc::constant) is packed once at create: no W in
+// the workspace, and the bits of the per-call form and of the packed API.
+TEST(MatmulInt8, ConstantWeightIsPackedAtCreateWithTheSameBits) {
+  for (int64_t K : {300, 1030}) {
+    const int64_t M = 37, N = 70;
+    Tensor a = bytes_tensor({M, K}, DType::i8, 3), w = bytes_tensor({N, K}, DType::i8, 4);
+    Tensor as = floats({M, 1}, 0.001f, 0.002f, 5), ws = floats({N}, 0.01f, 0.02f, 6);
+    Tensor bias = floats({N}, -1, 1, 7);
+    const Attrs attrs{{"activation", std::string("silu")}};
+    for (const KernelDesc& k : Registry::global().kernels("matmul_int8")) {
+      if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok()) ||
+          k.name.find("_ref") != std::string::npos)
+        continue;
+      SCOPED_TRACE(k.name + " K=" + std::to_string(K));
+      Op per_call, packed;
+      try {
+        per_call = Op::create("matmul_int8", {a, w, as, ws, bias}, attrs, k.name);
+      } catch (const Error&) {
+        continue;  // the wide kernel declines K < 1024
+      }
+      packed = Op::create("matmul_int8",
+                          {a.desc(), TensorDesc::constant(w), as.desc(), ws.desc(), bias.desc()},
+                          attrs, k.name);
+      EXPECT_LT(packed.workspace_bytes(), per_call.workspace_bytes());
+      Tensor want = per_call({a, w, as, ws, bias})[0];
+      Tensor got = packed({a, Tensor(), as, ws, bias})[0];
+      EXPECT_TRUE(same_bits(want, got));
+    }
+    // The packed API on the kernel dispatch picks.
+    Op packed =
+        Op::create("matmul_int8",
+                   {a.desc(), TensorDesc::constant(w), as.desc(), ws.desc(), bias.desc()}, attrs);
+    Tensor y = Tensor::zeros({M, N}, DType::f32);
+    Int8MatmulParams prm;
+    prm.a_scale = &as;
+    prm.w_scale = &ws;
+    prm.bias = &bias;
+    prm.activation = "silu";
+    matmul_int8_packed(a, pack_int8_matrix(w), y, prm);
+    EXPECT_TRUE(same_bits(y, packed({a, Tensor(), as, ws, bias})[0]));
+  }
+}
+
 // f16 activations: the same results as f32 activations holding the same
 // (f16-representable) values, rounded once to f16 (tiled and panel paths).
 TEST(MatmulWq, F16ActivationsMatchF32) {

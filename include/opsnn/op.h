@@ -264,6 +264,11 @@ class Op {
   std::string kernel_name_;
   std::vector<size_t> pack_offsets_;  // per input: offset in workspace, or SIZE_MAX
   size_t kernel_ws_offset_ = 0, workspace_ = 0;
+  // The input array given to the kernel when the caller's cannot be (a
+  // constant, a packed or an omitted input), built at create so that run
+  // only overwrites it in place; see Op::run.
+  struct Staging;
+  std::shared_ptr<Staging> staging_;
 };
 
 // One-call convenience: create + allocate + run.

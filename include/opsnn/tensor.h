@@ -22,6 +22,7 @@ int64_t shape_numel(const Shape& s, size_t elem_size = 1);
 Strides contiguous_strides(const Shape& s);
 
 // What phase one of an operator needs to know about a tensor: no data.
+// Reading a TensorDesc never writes to it (two threads may read one).
 struct TensorDesc {
   DType dtype = DType::f32;
   Shape shape;
@@ -46,11 +47,12 @@ struct TensorDesc {
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t numel() const;
   bool is_contiguous() const;
-  const Strides& effective_strides() const;  // fills contiguous strides if empty
-  std::string str() const;                   // "f32[2, 3]"
+  // `strides`, or the contiguous strides when it is empty (a new vector: for
+  // phase one; a Tensor keeps its effective strides, see Tensor::strides()).
+  Strides effective_strides() const;
+  std::string str() const;  // "f32[2, 3]"
 
  private:
-  mutable Strides cached_;
   std::shared_ptr<const Tensor> constant_;
 };
 
@@ -71,7 +73,7 @@ class Tensor {
 
   DType dtype() const { return desc_.dtype; }
   const Shape& shape() const { return desc_.shape; }
-  const Strides& strides() const { return desc_.effective_strides(); }
+  const Strides& strides() const { return strides_; }  // always filled (contiguous ones too)
   const TensorDesc& desc() const { return desc_; }
   int64_t dim(int64_t i) const;
   int64_t rank() const { return desc_.rank(); }
@@ -104,9 +106,16 @@ class Tensor {
   void flat_set(int64_t i, double v);
 
  private:
+  friend class Op;              // re-points its staged inputs at the workspace without allocating
+  void set_desc(TensorDesc d);  // desc_ and strides_ together: the only way desc_ changes
+  // Becomes a contiguous, non-owning view of `data` shaped like `shape`; no
+  // allocation when this tensor already has that rank.
+  void rebind_contiguous(const Shape& shape, DType dtype, void* data);
+
   std::shared_ptr<void> storage_;
   void* data_ = nullptr;
   TensorDesc desc_;
+  Strides strides_;  // desc_.effective_strides(), computed when desc_ is set
 };
 
 template <class T>

@@ -51,7 +51,15 @@ void set_spin_us(int64_t us);
 // Runs inline when n <= grain or one thread is configured.
 void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn);
 
-// Runs fn(task) for task in [0, ntasks), one task per call, spread over threads.
-void parallel_tasks(int64_t ntasks, FunctionRef<void(int64_t)> fn);
+// Runs fn(task) for task in [0, ntasks), one task per call, spread over at
+// most `max_threads` threads (those with thread_index() < max_threads).
+void parallel_tasks(int64_t ntasks, FunctionRef<void(int64_t)> fn, int max_threads = 1 << 30);
+
+// The calling thread's index: 0 on any thread outside the pool (the thread
+// that calls parallel_for runs tasks too), 1..num_threads()-1 on the pool's
+// workers. Kernels index per-thread workspace slots with it: a workspace
+// sized at create for T threads has slots 0..T-1, and parallel_tasks(...,
+// T) keeps the workers beyond them out of the job if the pool grew since.
+int thread_index();
 
 }  // namespace opsnn

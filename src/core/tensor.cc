@@ -60,18 +60,27 @@ TensorDesc TensorDesc::constant(const Tensor& value) {
 
 int64_t TensorDesc::numel() const { return shape_numel(shape, dtype_size(dtype)); }
 
-const Strides& TensorDesc::effective_strides() const {
-  if (!strides.empty()) return strides;
-  // Checked in place: building a fresh Strides to compare would allocate on
-  // every call, and kernels ask for strides in run.
-  bool same = cached_.size() == shape.size();
+Strides TensorDesc::effective_strides() const {
+  return strides.empty() ? contiguous_strides(shape) : strides;
+}
+
+void Tensor::rebind_contiguous(const Shape& shape, DType dtype, void* data) {
+  desc_.dtype = dtype;
+  desc_.shape = shape;
+  desc_.strides.clear();
+  strides_.resize(shape.size());
   int64_t acc = 1;
-  for (size_t i = shape.size(); same && i-- > 0;) {
-    same = cached_[i] == acc;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides_[i] = acc;
     acc *= std::max<int64_t>(shape[i], 1);
   }
-  if (!same) cached_ = contiguous_strides(shape);
-  return cached_;
+  storage_.reset();
+  data_ = data;
+}
+
+void Tensor::set_desc(TensorDesc d) {
+  desc_ = std::move(d);
+  strides_ = desc_.effective_strides();
 }
 
 bool TensorDesc::is_contiguous() const {
@@ -102,7 +111,7 @@ int64_t Tensor::dim(int64_t i) const {
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
   Tensor t;
-  t.desc_ = TensorDesc(dtype, shape);
+  t.set_desc(TensorDesc(dtype, shape));
   const int64_t n = shape_numel(shape, dtype_size(dtype));
   const size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
   void* p = aligned_alloc_bytes(bytes);
@@ -129,7 +138,7 @@ Tensor Tensor::zeros_strided(const Shape& shape, const Strides& strides, DType d
   if (span)
     for (size_t k = 0; k < shape.size(); ++k) span += (shape[k] - 1) * strides[k];
   Tensor t = zeros({span}, dtype);
-  t.desc_ = TensorDesc(dtype, shape, strides);
+  t.set_desc(TensorDesc(dtype, shape, strides));
   return t;
 }
 
@@ -142,7 +151,7 @@ Tensor Tensor::wrap(void* data, const Shape& shape, DType dtype, const Strides& 
         "tensor", "data", "a pointer aligned to " + std::to_string(es) + " bytes",
         "an address misaligned by " + std::to_string(reinterpret_cast<uintptr_t>(data) % es));
   Tensor t;
-  t.desc_ = TensorDesc(dtype, shape, strides);
+  t.set_desc(TensorDesc(dtype, shape, strides));
   t.data_ = data;
   return t;
 }
@@ -169,7 +178,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
     throw Error("reshape", "shape", "a shape with " + std::to_string(numel()) + " elements",
                 shape_str(shape));
   Tensor t = *this;
-  t.desc_ = TensorDesc(dtype(), s);
+  t.set_desc(TensorDesc(dtype(), s));
   return t;
 }
 
@@ -191,7 +200,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& perm) const {
     st[static_cast<size_t>(i)] = strides()[static_cast<size_t>(a)];
   }
   Tensor t = *this;
-  t.desc_ = TensorDesc(dtype(), s, st);
+  t.set_desc(TensorDesc(dtype(), s, st));
   return t;
 }
 
@@ -216,7 +225,7 @@ Tensor Tensor::slice(int64_t axis, int64_t start, int64_t stop, int64_t step) co
               start * st[static_cast<size_t>(axis)] * static_cast<int64_t>(dtype_size(dtype()));
   s[static_cast<size_t>(axis)] = len;
   st[static_cast<size_t>(axis)] *= step;
-  t.desc_ = TensorDesc(dtype(), s, st);
+  t.set_desc(TensorDesc(dtype(), s, st));
   return t;
 }
 

@@ -66,15 +66,16 @@ class Pool {
     start_workers();
   }
 
-  void run(int64_t parts, FunctionRef<void(int64_t)> fn) {
+  void run(int64_t parts, FunctionRef<void(int64_t)> fn, int max_threads) {
     // Nested calls (from a task, on a worker or on the calling thread) run inline.
-    if (parts <= 1 || threads_ == 1 || in_worker_ || in_run_) {
+    if (parts <= 1 || threads_ == 1 || max_threads <= 1 || in_worker_ || in_run_) {
       for (int64_t p = 0; p < parts; ++p) fn(p);
       return;
     }
     std::lock_guard<std::mutex> run_lock(run_mu_);
     job_ = &fn;
     parts_ = parts;
+    max_threads_ = max_threads;
     next_.store(0, std::memory_order_relaxed);
     pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     {
@@ -108,6 +109,7 @@ class Pool {
   ~Pool() { stop_workers(); }
 
   void work() {
+    if (index_ >= max_threads_) return;  // the job's per-thread workspace has no slot for it
     const FunctionRef<void(int64_t)>& fn = *job_;
     for (;;) {
       int64_t p = next_.fetch_add(1, std::memory_order_relaxed);
@@ -118,8 +120,9 @@ class Pool {
 
   // `seen` is read before the thread starts: a job posted while the thread is
   // still starting up must not be missed.
-  void worker_loop(uint64_t seen) {
+  void worker_loop(uint64_t seen, int index) {
     in_worker_ = true;
+    index_ = index;
     for (;;) {
       // Poll for spin_us, then sleep. The first 50 us poll with `pause`; after
       // that each poll yields, so that a worker of one process does not keep a
@@ -153,7 +156,7 @@ class Pool {
     const uint64_t g = generation_.load(std::memory_order_acquire);
     for (int i = 1; i < threads_; ++i) {
       try {
-        workers_.emplace_back([this, g] { worker_loop(g); });
+        workers_.emplace_back([this, g, i] { worker_loop(g, i); });
       } catch (const std::exception& e) {
         // No thread (address-space or process limits): run on those that started.
         log_once(LogLevel::warn, "thread-start",
@@ -186,12 +189,17 @@ class Pool {
   std::atomic<bool> stop_{false};
   const FunctionRef<void(int64_t)>* job_ = nullptr;
   int64_t parts_ = 0;
+  int max_threads_ = 1;
   static thread_local bool in_worker_;
   static thread_local bool in_run_;  // the calling thread is running tasks of a job
+
+ public:
+  static thread_local int index_;  // 0 outside the workers, 1.. on them
 };
 
 thread_local bool Pool::in_worker_ = false;
 thread_local bool Pool::in_run_ = false;
+thread_local int Pool::index_ = 0;
 
 }  // namespace
 
@@ -200,9 +208,11 @@ int64_t spin_us() { return Pool::get().spin_us(); }
 void set_spin_us(int64_t us) { Pool::get().set_spin_us(us); }
 void set_num_threads(int n) { Pool::get().set_threads(n); }
 
-void parallel_tasks(int64_t ntasks, FunctionRef<void(int64_t)> fn) {
+int thread_index() { return Pool::index_; }
+
+void parallel_tasks(int64_t ntasks, FunctionRef<void(int64_t)> fn, int max_threads) {
   if (ntasks <= 0) return;
-  Pool::get().run(ntasks, fn);
+  Pool::get().run(ntasks, fn, max_threads);
 }
 
 void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) {

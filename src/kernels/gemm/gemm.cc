@@ -84,13 +84,55 @@ void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, 
   fns(p.isa).pack_b(p, K, N, b, dst, pt, gated);
 }
 
+namespace {
+int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+// Bounds of what the drivers (gemm_impl.h run_tt, gemm_avx512bf16.cc run_dp)
+// take: the grid's blocks are at most mc x nc (and M, N rounded up to whole
+// panels), a K-block at most kc (2 kc + 2 for the bf16 pairs), a C tile is
+// needed unless the output is f32, not gated and its stride does not alias,
+// and M <= mr calls use the caller's region for split-K partial sums and the
+// bf16 pairs of A.
+ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype,
+                             int64_t ldc, bool gated) {
+  ScratchLayout l;
+  if (M <= 0 || N <= 0) return l;
+  const int64_t mr = std::max(p.mr, 1), nr = std::max(p.nr, 1);
+  const int64_t kcb = std::min(std::max<int64_t>(p.kc, 1), std::max<int64_t>(K, 1));
+  const int64_t mcb = std::min(std::max<int64_t>(p.mc / mr, 1) * mr, div_up(M, mr) * mr);
+  const int64_t npan = div_up(N, nr) + 1;
+  const int64_t ncb = std::min(std::max<int64_t>(p.nc / nr, 1) * nr, npan * nr);
+  l.a = static_cast<size_t>(mcb * (kcb + 1) + 16);
+  const bool direct_c = c_dtype == DType::f32 && !gated && (ldc * 4) % 2048 != 0;
+  if (!direct_c) l.c = static_cast<size_t>(mcb * (ncb + 16));
+  if (M <= mr && K > 0) {
+    const int64_t nkb = div_up(K, kcb) + 1;
+    l.split = static_cast<size_t>(npan * nkb * mr * nr);
+    l.pairs = static_cast<size_t>(mr * ((K + 1) / 2 + 1) + 16);
+  }
+  // Slots start on cache lines.
+  auto round = [](size_t f) { return (f + 15) / 16 * 16; };
+  l.a = round(l.a);
+  l.c = round(l.c);
+  l.split = round(l.split);
+  l.pairs = round(l.pairs);
+  return l;
+}
+
+size_t workspace_bytes(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype, int64_t ldc,
+                       bool gated, int threads) {
+  const ScratchLayout l = scratch_layout(p, M, N, K, c_dtype, ldc, gated);
+  return (static_cast<size_t>(std::max(threads, 1)) * l.slot() + l.split + l.pairs) * sizeof(float);
+}
+
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
-         DType pt, const OutView& c, const Epilogue& ep) {
+         DType pt, const OutView& c, const Epilogue& ep, const Workspace& ws) {
   OutView out = c;
   const int64_t out_bytes = M * (ep.gated ? N / 2 : N) * static_cast<int64_t>(dtype_size(c.t));
   out.stream = p.stream_min_bytes > 0 && out_bytes >= p.stream_min_bytes;
-  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_run(p, M, N, K, a, packed_b, out, ep);
-  fns(p.isa).run(p, M, N, K, a, packed_b, pt, out, ep);
+  if (pt == DType::bf16 && p.bf16_dot) return bf16dot_run(p, M, N, K, a, packed_b, out, ep, ws);
+  fns(p.isa).run(p, M, N, K, a, packed_b, pt, out, ep, ws);
 }
 
 }  // namespace opsnn::gemm

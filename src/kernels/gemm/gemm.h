@@ -86,6 +86,16 @@ struct Params {
   int64_t stream_min_bytes = 0;
 };
 
+// The scratch of one run (packed A blocks, C tiles, split-K partial sums) in
+// the caller's workspace: one slot per thread (thread_index() < threads),
+// then a region for the calling thread. The run uses at most `threads`
+// threads. A caller that runs the engine from inside its own parallel tasks
+// passes threads = 1 and a region of its own per thread.
+struct Workspace {
+  void* p = nullptr;  // nullptr: per-thread buffers grown on demand (side APIs outside Op)
+  int threads = 1;
+};
+
 // Number of microkernels of an ISA and their names ("14x32").
 int num_kernels(Isa isa);
 const char* kernel_name(Isa isa, int kernel);
@@ -103,16 +113,30 @@ size_t packed_b_bytes(const Params& p, int64_t K, int64_t N, DType pt);
 void pack_b(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,
             bool gated = false);
 
+// Workspace bytes for run(p, M, N, K, ..., c, ep, ws) with ws.threads =
+// `threads`, an output of dtype c_dtype and row stride ldc, and ep.gated = gated.
+size_t workspace_bytes(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype, int64_t ldc,
+                       bool gated, int threads);
+
 // C = epilogue(A·B) with B packed by pack_b(p, K, N, ..., pt). Threaded.
 // With ep.gated, N is B's 2H columns and C has H columns (c.ld >= H).
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
-         DType pt, const OutView& c, const Epilogue& ep);
+         DType pt, const OutView& c, const Epilogue& ep, const Workspace& ws = {});
 
 // The AVX512_BF16 path (gemm_avx512bf16.cc).
 int64_t bf16dot_packed_elems(int64_t K, int64_t N);
 void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated);
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
-                 const OutView& c, const Epilogue& ep);
+                 const OutView& c, const Epilogue& ep, const Workspace& ws);
+
+// Where a run's scratch lies in its Workspace (floats; see workspace_bytes).
+struct ScratchLayout {
+  size_t a = 0, c = 0;          // per thread: the A block, the C tile
+  size_t split = 0, pairs = 0;  // the caller's: split-K partial sums, bf16 pairs of A
+  size_t slot() const { return a + c; }
+};
+ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype,
+                             int64_t ldc, bool gated);
 
 // Per-ISA tables (gemm_{scalar,avx2,avx512}.cc).
 struct IsaFns {
@@ -123,7 +147,7 @@ struct IsaFns {
   void (*pack_b)(const Params&, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,
                  bool gated);
   void (*run)(const Params&, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
-              DType pt, const OutView& c, const Epilogue& ep);
+              DType pt, const OutView& c, const Epilogue& ep, const Workspace& ws);
 };
 const IsaFns& fns_scalar();
 const IsaFns& fns_avx2();

@@ -6,6 +6,7 @@
 #include "kernels/gemm/blocking.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/simd/vec_avx2.h"
+#include "opsnn/error.h"
 #include "opsnn/memory.h"
 #include "opsnn/thread_pool.h"
 

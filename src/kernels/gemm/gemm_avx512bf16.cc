@@ -10,6 +10,7 @@
 #include "kernels/gemm/blocking.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/simd/vec_avx512.h"
+#include "opsnn/error.h"
 #include "opsnn/memory.h"
 #include "opsnn/thread_pool.h"
 
@@ -241,10 +242,10 @@ void pack_a_pairs(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_
 // once for all of K. Each task streams whole B panels (all K-blocks in order,
 // the C rows stay in L1), or (panel, K-block) pairs with split-K when N has
 // few panels. Same K-blocks and A rounding as the blocked path: the same bits.
-void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& a,
-                    const uint16_t* pb, const OutView& out, const Epilogue& ep, int64_t Nfull) {
+void run_dp_small_m(const Scratch& sc, int64_t M, int64_t N, int64_t K, int64_t kc,
+                    const MatView& a, const uint16_t* pb, const OutView& out, const Epilogue& ep,
+                    int64_t Nfull) {
   static constexpr auto table = eb_table(std::make_integer_sequence<int, MR>());
-  static thread_local Scratch abuf_s;
   const int rows = static_cast<int>(M);
   const int64_t kpt = (K + 1) / 2, npan = ceil_div(N, NR), nkb = ceil_div(K, kc);
   const uint16_t* a16;
@@ -256,101 +257,107 @@ void run_dp_small_m(int64_t M, int64_t N, int64_t K, int64_t kc, const MatView& 
     a_ks = 2;
     a_rs = a.rs;
   } else {
-    uint16_t* abuf = reinterpret_cast<uint16_t*>(abuf_s.get(static_cast<size_t>(MR * kpt + 16)));
+    uint16_t* abuf = reinterpret_cast<uint16_t*>(sc.pairs(static_cast<size_t>(MR * kpt + 16)));
     pack_a_pairs(a, 0, M, 0, K, abuf);
     a16 = abuf;
     a_ks = 2 * MR;
     a_rs = 2;
   }
-  const int64_t threads = num_threads();
+  const int64_t threads = sc.threads;
   if (use_split_k(M, MR, npan, nkb, threads))
-    return run_split_k(rows, N, K, kc, NR, ep, Nfull, out,
+    return run_split_k(sc, rows, N, K, kc, NR, ep, Nfull, out,
                        [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
                          table[rows - 1]((kl + 1) / 2, a16 + (k0 / 2) * a_ks, a_ks, a_rs,
                                          pb + (pnl * kpt + k0 / 2) * NR * 2, dst, NR, NR, false);
                        });
   const Grid g = make_grid(M, N, MR, NR, MR, NR, threads, true);
   const bool direct_c = out.t == DType::f32 && !ep.gated;
-  parallel_tasks(g.nnb, [&](int64_t nb) {
-    const StreamFence fence{out.stream};
-    const int64_t n0 = nb * g.nc, nlen = std::min(g.nc, N - n0);
-    for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-      const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-      float* ct;
-      int64_t ldc;
-      if (direct_c) {
-        ct = static_cast<float*>(out.p) + jp;
-        ldc = out.ld;
-      } else {
-        ct = scratch_c().get(static_cast<size_t>(rows * NR));
-        ldc = NR;
-      }
-      const uint16_t* bp = pb + (jp / NR) * kpt * NR * 2;
-      for (int64_t k0 = 0; k0 < K; k0 += kc) {
-        const int64_t kl = std::min(kc, K - k0);
-        table[rows - 1]((kl + 1) / 2, a16 + (k0 / 2) * a_ks, a_ks, a_rs, bp + (k0 / 2) * NR * 2, ct,
-                        ldc, ncols, k0 > 0);
-      }
-      finish_tile(ep, ct, ldc, rows, ncols, 0, jp, NR, Nfull, out);
-    }
-  });
+  parallel_tasks(
+      g.nnb,
+      [&](int64_t nb) {
+        const StreamFence fence{out.stream};
+        const int64_t n0 = nb * g.nc, nlen = std::min(g.nc, N - n0);
+        for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+          const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+          float* ct;
+          int64_t ldc;
+          if (direct_c) {
+            ct = static_cast<float*>(out.p) + jp;
+            ldc = out.ld;
+          } else {
+            ct = sc.c(static_cast<size_t>(rows * NR));
+            ldc = NR;
+          }
+          const uint16_t* bp = pb + (jp / NR) * kpt * NR * 2;
+          for (int64_t k0 = 0; k0 < K; k0 += kc) {
+            const int64_t kl = std::min(kc, K - k0);
+            table[rows - 1]((kl + 1) / 2, a16 + (k0 / 2) * a_ks, a_ks, a_rs, bp + (k0 / 2) * NR * 2,
+                            ct, ldc, ncols, k0 > 0);
+          }
+          finish_tile(ep, ct, ldc, rows, ncols, 0, jp, NR, Nfull, out);
+        }
+      },
+      sc.threads);
 }
 
 void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const uint16_t* pb,
-            const OutView& out, const Epilogue& ep) {
+            const OutView& out, const Epilogue& ep, const gemm::Workspace& ws) {
   static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
+  const Scratch sc(ws, p, M, N, K, out, ep.gated);
   const int64_t Nfull = N;
   if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
   const int64_t kpt = (K + 1) / 2;  // pairs in a panel
   // A bf16 B micro-panel is half the bytes of an f32 one: twice the K-block
   // for the same L1 footprint (and half the C read-modify-writes).
   const int64_t kc = std::max<int64_t>(even_kc(std::max<int64_t>(p.kc, 1) * 2, K, 2), 2);
-  if (M <= MR && K > 0) return run_dp_small_m(M, N, K, kc, a, pb, out, ep, Nfull);
-  const Grid g =
-      make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR, std::max<int64_t>(p.nc / NR, 1) * NR,
-                MR, NR, num_threads(), M <= MR, 64.0);
+  if (M <= MR && K > 0) return run_dp_small_m(sc, M, N, K, kc, a, pb, out, ep, Nfull);
+  const Grid g = make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR,
+                           std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, sc.threads, M <= MR, 64.0);
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32 && !ep.gated && !c_stride_aliases(out.ld);
   // bf16 output, nothing to apply: the kernel converts on its last K-block.
   const bool fused_bf16 = out.t == DType::bf16 && !ep.gated && ep.trivial();
-  parallel_tasks(nmb * nnb, [&](int64_t task) {
-    const StreamFence fence{out.stream};
-    const int64_t mb = task % nmb, nb = task / nmb;
-    const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
-    const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
-    int64_t ldc = 0;
-    float* c = task_c(out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
-    if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
-    // bf16 pairs: MR * kc bf16 = MR * kc / 2 floats of scratch.
-    uint16_t* abuf = reinterpret_cast<uint16_t*>(
-        scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc / 2 + 16)));
-    for (int64_t k0 = 0; k0 < K; k0 += kc) {
-      const int64_t kl = std::min(kc, K - k0), kp = (kl + 1) / 2;
-      const bool last = k0 + kl == K;
-      pack_a_pairs(a, m0, mlen, k0, kl, abuf);
-      const int64_t nrp = ceil_div(mlen, MR), blines = ceil_div(kp * NR * 4, 64);
-      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-        const uint16_t* bp = pb + ((jp / NR) * kpt + k0 / 2) * NR * 2;
-        // The next B micro-panel (another panel): into L2, a slice per call.
-        const char* bnext =
-            jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + kpt * NR * 2) : nullptr;
-        for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
-          const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
-          float* ct = c + ir * ldc + (jp - n0);
-          if (bnext)
-            for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
-              __builtin_prefetch(bnext + l * 64, 0, 2);
-          bf16* ob =
-              last && fused_bf16 ? static_cast<bf16*>(out.p) + (m0 + ir) * out.ld + jp : nullptr;
-          table[rows - 1](kp, reinterpret_cast<const uint32_t*>(abuf + ir * kp * 2), bp, ct, ldc,
-                          ncols, k0 > 0, ob, out.ld, out.stream);
-          if (last && !ob) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
+  parallel_tasks(
+      nmb * nnb,
+      [&](int64_t task) {
+        const StreamFence fence{out.stream};
+        const int64_t mb = task % nmb, nb = task / nmb;
+        const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
+        const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
+        int64_t ldc = 0;
+        float* c = task_c(sc, out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
+        if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
+        // bf16 pairs: MR * kc bf16 = MR * kc / 2 floats of scratch.
+        uint16_t* abuf = reinterpret_cast<uint16_t*>(
+            sc.a(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc / 2 + 16)));
+        for (int64_t k0 = 0; k0 < K; k0 += kc) {
+          const int64_t kl = std::min(kc, K - k0), kp = (kl + 1) / 2;
+          const bool last = k0 + kl == K;
+          pack_a_pairs(a, m0, mlen, k0, kl, abuf);
+          const int64_t nrp = ceil_div(mlen, MR), blines = ceil_div(kp * NR * 4, 64);
+          for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+            const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+            const uint16_t* bp = pb + ((jp / NR) * kpt + k0 / 2) * NR * 2;
+            // The next B micro-panel (another panel): into L2, a slice per call.
+            const char* bnext =
+                jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + kpt * NR * 2) : nullptr;
+            for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
+              const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
+              float* ct = c + ir * ldc + (jp - n0);
+              if (bnext)
+                for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
+                  __builtin_prefetch(bnext + l * 64, 0, 2);
+              bf16* ob = last && fused_bf16 ? static_cast<bf16*>(out.p) + (m0 + ir) * out.ld + jp
+                                            : nullptr;
+              table[rows - 1](kp, reinterpret_cast<const uint32_t*>(abuf + ir * kp * 2), bp, ct,
+                              ldc, ncols, k0 > 0, ob, out.ld, out.stream);
+              if (last && !ob) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
+            }
+          }
         }
-      }
-    }
-  });
+      },
+      sc.threads);
 }
 
 }  // namespace opsnn::simd::avx512::bf16dot
@@ -363,7 +370,7 @@ void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gate
   simd::avx512::bf16dot::pack_b_pairs(K, N, b, static_cast<uint16_t*>(dst), gated);
 }
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
-                 const OutView& c, const Epilogue& ep) {
-  simd::avx512::bf16dot::run_dp(p, M, N, K, a, static_cast<const uint16_t*>(pb), c, ep);
+                 const OutView& c, const Epilogue& ep, const Workspace& ws) {
+  simd::avx512::bf16dot::run_dp(p, M, N, K, a, static_cast<const uint16_t*>(pb), c, ep, ws);
 }
 }  // namespace opsnn::gemm

@@ -10,11 +10,12 @@ using gemm::MatView;
 using gemm::OutView;
 using gemm::Params;
 
-// Per-thread scratch, grown on demand and reused (no allocation once warm).
-struct Scratch {
+// Per-thread buffers grown on demand: the scratch of runs given no workspace
+// (the side APIs outside Op, whose callers hold no workspace).
+struct GrownBuf {
   float* p = nullptr;
   size_t n = 0;
-  ~Scratch() { aligned_free(p); }
+  ~GrownBuf() { aligned_free(p); }
   float* get(size_t floats) {
     if (floats > n) {
       aligned_free(p);
@@ -24,19 +25,49 @@ struct Scratch {
     return p;
   }
 };
-inline Scratch& scratch_a() {
-  static thread_local Scratch s;
+enum class ScratchUse { a, c, split, pairs };
+template <ScratchUse U>
+inline GrownBuf& grown() {
+  static thread_local GrownBuf s;
   return s;
 }
-inline Scratch& scratch_c() {
-  static thread_local Scratch s;
-  return s;
-}
-// The calling thread's split-K partial sums (shared with the workers).
-inline Scratch& scratch_split() {
-  static thread_local Scratch s;
-  return s;
-}
+
+// One run's scratch: slices of the caller's workspace (gemm::Workspace, laid
+// out by scratch_layout), or the grown buffers when it has none.
+struct Scratch {
+  float* base = nullptr;
+  gemm::ScratchLayout l;
+  int threads = 1;
+
+  Scratch(const gemm::Workspace& ws, const Params& p, int64_t M, int64_t N, int64_t K,
+          const OutView& c, bool gated)
+      : base(static_cast<float*>(ws.p)),
+        threads(ws.p ? std::max(1, std::min(ws.threads, num_threads())) : num_threads()) {
+    if (base) l = gemm::scratch_layout(p, M, N, K, c.t, c.ld, gated);
+  }
+  float* slot() const {
+    return base + static_cast<size_t>(threads == 1 ? 0 : thread_index()) * l.slot();
+  }
+  float* a(size_t n) const { return base ? fit(slot(), n, l.a) : grown<ScratchUse::a>().get(n); }
+  float* c(size_t n) const {
+    return base ? fit(slot() + l.a, n, l.c) : grown<ScratchUse::c>().get(n);
+  }
+  float* split(size_t n) const {
+    return base ? fit(base + static_cast<size_t>(threads) * l.slot(), n, l.split)
+                : grown<ScratchUse::split>().get(n);
+  }
+  float* pairs(size_t n) const {
+    return base ? fit(base + static_cast<size_t>(threads) * l.slot() + l.split, n, l.pairs)
+                : grown<ScratchUse::pairs>().get(n);
+  }
+  // A slice past what scratch_layout sized is a bug in one of the two.
+  static float* fit(float* p, size_t n, size_t cap) {
+    if (n > cap)
+      throw Error("gemm", "workspace", std::to_string(n) + " floats of scratch",
+                  std::to_string(cap));
+    return p;
+  }
+};
 
 template <class T>
 inline float elem(const T* p, int64_t i) {
@@ -401,15 +432,15 @@ inline bool c_stride_aliases(int64_t ld) { return (ld * 4) % 2048 == 0; }
 // The C block a task accumulates into: the output itself when it is f32, not
 // gated and its stride does not alias, else this thread's scratch block
 // (padded so that it does not alias; finish_tile writes the output).
-inline float* task_c(const OutView& out, bool direct_c, int64_t m0, int64_t n0, int64_t mlen,
-                     int64_t nlen, int nr, int64_t* ldc) {
+inline float* task_c(const Scratch& sc, const OutView& out, bool direct_c, int64_t m0, int64_t n0,
+                     int64_t mlen, int64_t nlen, int nr, int64_t* ldc) {
   if (direct_c) {
     *ldc = out.ld;
     return static_cast<float*>(out.p) + m0 * out.ld + n0;
   }
   *ldc = ceil_div(nlen, nr) * nr;
   if (mlen > 1 && c_stride_aliases(*ldc)) *ldc += 16;
-  return scratch_c().get(static_cast<size_t>(mlen * *ldc));
+  return sc.c(static_cast<size_t>(mlen * *ldc));
 }
 
 // K == 0: C = 0, then each tile's epilogue (bias, activation, residual).
@@ -486,119 +517,130 @@ inline bool use_split_k(int64_t M, int MR, int64_t npan, int64_t nkb, int64_t th
 }
 // part(pnl, k0, kl, dst): dst[rows x nr] (ld nr) = the block's accumulators.
 template <class PartFn>
-void run_split_k(int rows, int64_t N, int64_t K, int64_t kc, int nr, const Epilogue& ep,
-                 int64_t Nfull, const OutView& out, PartFn&& part) {
+void run_split_k(const Scratch& sc, int rows, int64_t N, int64_t K, int64_t kc, int nr,
+                 const Epilogue& ep, int64_t Nfull, const OutView& out, PartFn&& part) {
   const int64_t npan = ceil_div(N, nr), nkb = ceil_div(K, kc), tile = rows * nr;
-  float* buf = scratch_split().get(static_cast<size_t>(npan * nkb * tile));
-  parallel_tasks(npan * nkb, [&](int64_t t) {
-    const int64_t k0 = (t % nkb) * kc;
-    part(t / nkb, k0, std::min(kc, K - k0), buf + t * tile);
-  });
-  parallel_tasks(npan, [&](int64_t pnl) {
-    const StreamFence fence{out.stream};
-    float* c = buf + pnl * nkb * tile;
-    for (int64_t kb = 1; kb < nkb; ++kb) {
-      const float* q = buf + (pnl * nkb + kb) * tile;
-      for (int64_t e = 0; e + kLanes <= tile; e += kLanes) store(c + e, load(c + e) + load(q + e));
-      for (int64_t e = tile / kLanes * kLanes; e < tile; ++e) c[e] = c[e] + q[e];
-    }
-    const int64_t jp = pnl * nr;
-    finish_tile(ep, c, nr, rows, static_cast<int>(std::min<int64_t>(nr, N - jp)), 0, jp, nr, Nfull,
-                out);
-  });
+  float* buf = sc.split(static_cast<size_t>(npan * nkb * tile));
+  parallel_tasks(
+      npan * nkb,
+      [&](int64_t t) {
+        const int64_t k0 = (t % nkb) * kc;
+        part(t / nkb, k0, std::min(kc, K - k0), buf + t * tile);
+      },
+      sc.threads);
+  parallel_tasks(
+      npan,
+      [&](int64_t pnl) {
+        const StreamFence fence{out.stream};
+        float* c = buf + pnl * nkb * tile;
+        for (int64_t kb = 1; kb < nkb; ++kb) {
+          const float* q = buf + (pnl * nkb + kb) * tile;
+          for (int64_t e = 0; e + kLanes <= tile; e += kLanes)
+            store(c + e, load(c + e) + load(q + e));
+          for (int64_t e = tile / kLanes * kLanes; e < tile; ++e) c[e] = c[e] + q[e];
+        }
+        const int64_t jp = pnl * nr;
+        finish_tile(ep, c, nr, rows, static_cast<int>(std::min<int64_t>(nr, N - jp)), 0, jp, nr,
+                    Nfull, out);
+      },
+      sc.threads);
 }
 
 template <int MR, int NV, class TB>
 void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const TB* pb,
-            const OutView& out, const Epilogue& ep) {
+            const OutView& out, const Epilogue& ep, const gemm::Workspace& ws) {
   constexpr int NR = NV * kLanes;
   static constexpr auto table = ukr_table<NV, TB>(std::make_integer_sequence<int, MR>());
   static constexpr auto ptable = ukr_p_table<NV, TB>(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
+  const Scratch sc(ws, p, M, N, K, out, ep.gated);
   // Gated: the grid runs over the packed (gate/value-paired) columns.
   const int64_t Nfull = N;
   if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
   const int64_t kc = even_kc(p.kc, K, 1);
   // Decode: A read in place (no packing) when it is one row panel of f32.
   const bool direct_a = M <= MR && a.t == DType::f32 && a.cs == 1;
-  if (direct_a && K > 0 && use_split_k(M, MR, ceil_div(N, NR), ceil_div(K, kc), num_threads())) {
+  if (direct_a && K > 0 && use_split_k(M, MR, ceil_div(N, NR), ceil_div(K, kc), sc.threads)) {
     const int rows = static_cast<int>(M);
     const float* ap = static_cast<const float*>(a.p);
-    return run_split_k(rows, N, K, kc, NR, ep, Nfull, out,
+    return run_split_k(sc, rows, N, K, kc, NR, ep, Nfull, out,
                        [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
                          table[rows - 1](kl, ap + k0, a.rs, 1, pb + pnl * K * NR + k0 * NR, NR, dst,
                                          NR, NR, false);
                        });
   }
   const Grid g = make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR,
-                           std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, num_threads(), M <= MR);
+                           std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, sc.threads, M <= MR);
   const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32 && !ep.gated && (direct_a || !c_stride_aliases(out.ld));
-  parallel_tasks(nmb * nnb, [&](int64_t task) {
-    const StreamFence fence{out.stream};
-    // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
-    const int64_t mb = task % nmb, nb = task / nmb;
-    const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
-    const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
-    int64_t ldc = 0;
-    float* c = task_c(out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
-    if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
-    if (direct_a) {
-      // Decode: each B panel is streamed once from start to end (all K), the
-      // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
-      // rounding as the packed path.
-      const int rows = static_cast<int>(mlen);
-      const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
-      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-        const TB* bp = pb + (jp / NR) * K * NR;
-        float* ct = c + (jp - n0);
-        for (int64_t k0 = 0; k0 < K; k0 += kc)
-          table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc, ncols,
-                          k0 > 0);
-        finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
-      }
-      return;
-    }
-    float* abuf = scratch_a().get(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
-    for (int64_t k0 = 0; k0 < K; k0 += kc) {
-      const int64_t kl = std::min(kc, K - k0);
-      const bool last = k0 + kl == K;
-      pack_a<MR>(a, m0, mlen, k0, kl, abuf);
-      const int64_t nrp = ceil_div(mlen, MR);
-      const int64_t blines = ceil_div(kl * NR * static_cast<int64_t>(sizeof(TB)), 64);
-      for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-        const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-        const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
-        // The next B micro-panel is another panel (K*NR elements away), a
-        // jump the hardware prefetcher does not follow: each microkernel call
-        // brings its share of it into L2 ahead of use.
-        const char* bnext =
-            jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + K * NR) : nullptr;
-        for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
-          const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
-          float* ct = c + ir * ldc + (jp - n0);
-          if (bnext)
-            for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
-              __builtin_prefetch(bnext + l * 64, 0, 2);
-          ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
-          if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
+  parallel_tasks(
+      nmb * nnb,
+      [&](int64_t task) {
+        const StreamFence fence{out.stream};
+        // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
+        const int64_t mb = task % nmb, nb = task / nmb;
+        const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
+        const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
+        int64_t ldc = 0;
+        float* c = task_c(sc, out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
+        if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
+        if (direct_a) {
+          // Decode: each B panel is streamed once from start to end (all K), the
+          // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
+          // rounding as the packed path.
+          const int rows = static_cast<int>(mlen);
+          const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
+          for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+            const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+            const TB* bp = pb + (jp / NR) * K * NR;
+            float* ct = c + (jp - n0);
+            for (int64_t k0 = 0; k0 < K; k0 += kc)
+              table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc,
+                              ncols, k0 > 0);
+            finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
+          }
+          return;
         }
-      }
-    }
-  });
+        float* abuf = sc.a(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
+        for (int64_t k0 = 0; k0 < K; k0 += kc) {
+          const int64_t kl = std::min(kc, K - k0);
+          const bool last = k0 + kl == K;
+          pack_a<MR>(a, m0, mlen, k0, kl, abuf);
+          const int64_t nrp = ceil_div(mlen, MR);
+          const int64_t blines = ceil_div(kl * NR * static_cast<int64_t>(sizeof(TB)), 64);
+          for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+            const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+            const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
+            // The next B micro-panel is another panel (K*NR elements away), a
+            // jump the hardware prefetcher does not follow: each microkernel call
+            // brings its share of it into L2 ahead of use.
+            const char* bnext =
+                jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + K * NR) : nullptr;
+            for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
+              const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
+              float* ct = c + ir * ldc + (jp - n0);
+              if (bnext)
+                for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
+                  __builtin_prefetch(bnext + l * 64, 0, 2);
+              ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
+              if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
+            }
+          }
+        }
+      },
+      sc.threads);
 }
 
 template <int MR, int NV>
 void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
-           DType pt, const OutView& out, const Epilogue& ep) {
+           DType pt, const OutView& out, const Epilogue& ep, const gemm::Workspace& ws) {
   switch (pt) {
     case DType::bf16:
-      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const bf16*>(pb), out, ep);
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const bf16*>(pb), out, ep, ws);
     case DType::f16:
-      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const f16*>(pb), out, ep);
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const f16*>(pb), out, ep, ws);
     default:
-      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const float*>(pb), out, ep);
+      return run_tt<MR, NV>(p, M, N, K, a, static_cast<const float*>(pb), out, ep, ws);
   }
 }
 
@@ -607,14 +649,14 @@ void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, c
 #define OPSNN_GEMM_NR(MR, NV) NV *kLanes,
 
 using RunFn = void (*)(const Params&, int64_t, int64_t, int64_t, const MatView&, const void*, DType,
-                       const OutView&, const Epilogue&);
+                       const OutView&, const Epilogue&, const gemm::Workspace&);
 inline constexpr RunFn kRuns[] = {KERNEL_LIST(OPSNN_GEMM_RUN)};
 inline constexpr int kMr[] = {KERNEL_LIST(OPSNN_GEMM_MR)};
 inline constexpr int kNr[] = {KERNEL_LIST(OPSNN_GEMM_NR)};
 
 inline void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
-                DType pt, const OutView& c, const Epilogue& ep) {
-  kRuns[p.kernel](p, M, N, K, a, pb, pt, c, ep);
+                DType pt, const OutView& c, const Epilogue& ep, const gemm::Workspace& ws) {
+  kRuns[p.kernel](p, M, N, K, a, pb, pt, c, ep, ws);
 }
 inline void pack_b_entry(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst,
                          DType pt, bool gated) {

@@ -6,6 +6,7 @@
 #include "kernels/gemm/blocking.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/simd/vec_scalar.h"
+#include "opsnn/error.h"
 #include "opsnn/memory.h"
 #include "opsnn/thread_pool.h"
 

@@ -141,6 +141,13 @@ class ConvInstance : public KernelInstance {
     // One gather/tile slot per thread (the thread count at create; more
     // threads later run the tiles one by one).
     slots_ = std::clamp(num_threads(), 1, 32);
+    // The GEMM's scratch: one region per slot for the tiles a thread runs
+    // alone, one sized for all slots for the tiles threaded inside.
+    const DType ct = p_.cl ? p_.ot : DType::f32;
+    const int64_t ldc = p_.cl ? p_.cout : p_.cout_g;
+    gemm_one_ = round64(gemm::workspace_bytes(gp_, p_.mt, p_.cout_g, p_.kg, ct, ldc, false, 1));
+    gemm_all_ =
+        round64(gemm::workspace_bytes(gp_, p_.mt, p_.cout_g, p_.kg, ct, ldc, false, slots_));
   }
 
   // Packs a constant weight once (phase one).
@@ -157,8 +164,9 @@ class ConvInstance : public KernelInstance {
   }
 
   size_t workspace_bytes() const override {
+    const bool gemm = !direct_ && !bf16_direct_;
     return (prepacked_ ? 0 : weights_bytes() + reorder_) + xcl_ + ycl_ +
-           (col_ + tile_) * static_cast<size_t>(slots_);
+           (gemm ? slot_bytes() * static_cast<size_t>(slots_) + gemm_all_ : 0);
   }
 
   void run(const Tensor* in, Tensor* out, void* ws) override {
@@ -223,9 +231,7 @@ class ConvInstance : public KernelInstance {
       if (xcl_) transpose_images(a.y, out[0].data_as<float>(), p_.n, p_.w.out_size(), p_.cout);
       return;
     }
-    char* col = reinterpret_cast<char*>(cur);
-    float* tile = reinterpret_cast<float*>(cur + col_);
-    compute(in, out[0], packed, col, tile);
+    compute(in, out[0], packed, reinterpret_cast<char*>(cur));
   }
 
  private:
@@ -242,6 +248,8 @@ class ConvInstance : public KernelInstance {
   }
 
   size_t weights_bytes() const { return group_pack_ * static_cast<size_t>(p_.groups); }
+  // A thread's slot: gathered columns, the C tile, the GEMM's scratch.
+  size_t slot_bytes() const { return col_ + tile_ + gemm_one_; }
 
   void pack(const Tensor& w, std::byte* dst, std::byte* scratch) const {
     const size_t es = dtype_size(p_.wt);
@@ -266,7 +274,7 @@ class ConvInstance : public KernelInstance {
 
   // One tile of output pixels [m0, m0 + mc) of image n, all groups.
   void tile(const Tensor* in, Tensor& out, const std::byte* packed, char* col, float* tile,
-            int64_t n, int64_t m0) const {
+            const gemm::Workspace& gws, int64_t n, int64_t m0) const {
     const Window& w = p_.w;
     const int64_t P = w.out_size(), plane = w.in_size();
     const int64_t mc = std::min(p_.mt, P - m0);
@@ -314,9 +322,9 @@ class ConvInstance : public KernelInstance {
       if (p_.cl) {
         gemm::OutView ov{y + static_cast<size_t>((n * P + m0) * p_.cout + g * p_.cout_g) * eo,
                          p_.ot, p_.cout};
-        gemm::run(gp_, mc, p_.cout_g, p_.kg, a, pb, pt_, ov, ep);
+        gemm::run(gp_, mc, p_.cout_g, p_.kg, a, pb, pt_, ov, ep, gws);
       } else {
-        gemm::run(gp_, mc, p_.cout_g, p_.kg, a, pb, pt_, {tile, DType::f32, p_.cout_g}, ep);
+        gemm::run(gp_, mc, p_.cout_g, p_.kg, a, pb, pt_, {tile, DType::f32, p_.cout_g}, ep, gws);
         char* o = y + static_cast<size_t>((n * p_.cout + g * p_.cout_g) * P + m0) * eo;
         if (p_.ot == DType::f32)
           untile(tile, mc, p_.cout_g, reinterpret_cast<float*>(o), P);
@@ -332,12 +340,13 @@ class ConvInstance : public KernelInstance {
   // scratch slot, no synchronisation inside a tile). Few tiles: one tile at a
   // time, the gather and the GEMM threaded inside. Every tile is computed the
   // same way either way, so the output does not depend on the thread count.
-  void compute(const Tensor* in, Tensor& out, const std::byte* packed, char* col,
-               float* tile_buf) const {
+  void compute(const Tensor* in, Tensor& out, const std::byte* packed, char* ws) const {
     const int64_t P = p_.w.out_size();
     const int64_t per_img = (P + p_.mt - 1) / p_.mt, ntiles = p_.n * per_img;
     const int threads = num_threads();
-    const size_t slot_bytes = col_ + tile_;
+    const size_t slot = slot_bytes();
+    auto col_of = [&](int s) { return ws + static_cast<size_t>(s) * slot; };
+    auto tile_of = [&](char* c) { return reinterpret_cast<float*>(c + col_); };
     if (threads > 1 && threads <= slots_ && ntiles >= 2 * threads) {
       std::atomic<uint32_t> busy{0};
       parallel_tasks(ntiles, [&](int64_t t) {
@@ -346,21 +355,23 @@ class ConvInstance : public KernelInstance {
           uint32_t cur = busy.load();
           if (!(cur >> s & 1u) && busy.compare_exchange_weak(cur, cur | (1u << s))) break;
         }
-        char* c = col + static_cast<size_t>(s) * slot_bytes;
-        tile(in, out, packed, c, reinterpret_cast<float*>(c + col_), t / per_img,
+        char* c = col_of(s);
+        tile(in, out, packed, c, tile_of(c), {c + col_ + tile_, 1}, t / per_img,
              t % per_img * p_.mt);
         busy.fetch_and(~(1u << s));
       });
       return;
     }
+    const gemm::Workspace all{ws + slot * static_cast<size_t>(slots_), slots_};
     for (int64_t t = 0; t < ntiles; ++t)
-      tile(in, out, packed, col, tile_buf, t / per_img, t % per_img * p_.mt);
+      tile(in, out, packed, col_of(0), tile_of(col_of(0)), all, t / per_img, t % per_img * p_.mt);
   }
 
   ConvPlan p_;
   gemm::Params gp_;
   DType pt_ = DType::f32;
   size_t group_pack_ = 0, reorder_ = 0, col_ = 0, tile_ = 0;
+  size_t gemm_one_ = 0, gemm_all_ = 0;  // GEMM scratch: one thread's, all slots'
   int slots_ = 1;
   DirectFn direct_ = nullptr;  // the direct kernel, when it takes this case
   bool bf16_direct_ = false;   // the bf16 direct kernel takes it

@@ -197,6 +197,9 @@ class Instance : public KernelInstance {
     group_pack_ = round64(gemm::packed_b_bytes(gp_, cin_g_, ncol_, wt_));
     cols_ = round64(static_cast<size_t>(g_.in[0] * g_.in[1] * ncol_) * sizeof(float));
     bias_ = round64(static_cast<size_t>(g_.cout) * sizeof(float));
+    threads_ = std::max(num_threads(), 1);
+    gemm_ = round64(gemm::workspace_bytes(gp_, g_.in[0] * g_.in[1], ncol_, cin_g_, DType::f32,
+                                          ncol_, false, threads_));
     if (const Tensor* w = call.constant(1)) {
       // A constant weight is packed once, here.
       packed_ = Tensor::empty({static_cast<int64_t>(packed_bytes())}, DType::u8);
@@ -209,7 +212,7 @@ class Instance : public KernelInstance {
     }
   }
   size_t workspace_bytes() const override {
-    return (prepacked_ ? 0 : packed_bytes()) + bias_ + cols_;
+    return (prepacked_ ? 0 : packed_bytes()) + bias_ + cols_ + gemm_;
   }
   void run(const Tensor* in, Tensor* out, void* ws) override {
     std::byte* base = static_cast<std::byte*>(ws);
@@ -226,6 +229,7 @@ class Instance : public KernelInstance {
       for (int64_t c = 0; c < g_.cout; ++c) bias[c] = static_cast<float>(in[2].flat_get(c));
     }
     float* cols = reinterpret_cast<float*>(base + bias_);
+    const gemm::Workspace gws{base + bias_ + cols_, threads_};
     const size_t ex = dtype_size(xt_);
     const int64_t Pin = g_.in[0] * g_.in[1];
     for (int64_t n = 0; n < g_.n; ++n)
@@ -237,7 +241,7 @@ class Instance : public KernelInstance {
                   : gemm::MatView{x + static_cast<size_t>((n * g_.cin + gi * cin_g_) * Pin) * ex,
                                   xt_, 1, Pin};
         gemm::run(gp_, Pin, ncol_, cin_g_, a, packed + static_cast<size_t>(gi) * group_pack_, wt_,
-                  {cols, DType::f32, ncol_}, gemm::Epilogue{});
+                  {cols, DType::f32, ncol_}, gemm::Epilogue{}, gws);
         if (ot_ == DType::f32)
           gather(cols, bias, n, gi, out[0].data_as<float>());
         else if (ot_ == DType::bf16)
@@ -304,7 +308,8 @@ class Instance : public KernelInstance {
   DType wt_ = DType::f32, xt_ = DType::f32, ot_ = DType::f32;
   gemm::Act act_ = gemm::Act::none;
   int64_t cin_g_ = 0, cout_g_ = 0, ncol_ = 0;
-  size_t group_pack_ = 0, cols_ = 0, bias_ = 0;
+  size_t group_pack_ = 0, cols_ = 0, bias_ = 0, gemm_ = 0;
+  int threads_ = 1;  // the GEMM scratch's thread slots (the count at create)
   Tensor packed_;
   bool prepacked_ = false;
 };

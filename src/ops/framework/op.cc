@@ -1,5 +1,6 @@
 #include "opsnn/op.h"
 
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <string>
@@ -9,6 +10,11 @@
 #include "opsnn/memory.h"
 
 namespace opsnn {
+
+struct Op::Staging {
+  std::vector<Tensor> inputs;  // shaped like the call's: assigning an input reuses the storage
+  std::atomic_flag busy = ATOMIC_FLAG_INIT;
+};
 
 const std::string& OpCall::op() const { return schema->name; }
 
@@ -183,6 +189,20 @@ Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs
       }
       result.kernel_ws_offset_ = off;
       result.workspace_ = off + result.kernel_->workspace_bytes();
+      // One tensor per input shaped like the call's desc (with room for its
+      // strides), constants with their data.
+      result.staging_ = std::make_shared<Staging>();
+      std::vector<Tensor>& staged = result.staging_->inputs;
+      staged.resize(call.inputs.size());
+      for (size_t i = 0; i < staged.size(); ++i) {
+        if (!call.has_input(i)) continue;
+        if (const Tensor* c = call.constant(i)) {
+          staged[i] = *c;
+        } else {
+          const size_t rank = call.inputs[i].shape.size();
+          staged[i].set_desc(TensorDesc(call.inputs[i].dtype, Shape(rank, 0), Strides(rank, 0)));
+        }
+      }
       break;
     }
     declined += "; " + k.name + " declined: " + (why.empty() ? "no reason given" : why);
@@ -273,25 +293,37 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
     kernel_->run(inputs.data(), outputs.data(), kernel_ws);
     return;
   }
-  Tensor local[16];
-  std::vector<Tensor> heap;
-  Tensor* ins = local;
-  if (call.inputs.size() > 16) {
-    heap.resize(call.inputs.size());
-    ins = heap.data();
-  }
+  // The staged array is overwritten in place (same ranks: no allocation).
+  // Another thread running this Op at the same time gets a copy of its own.
+  Staging& st = *staging_;
+  const bool mine = !st.busy.test_and_set(std::memory_order_acquire);
+  std::vector<Tensor> copy;
+  if (!mine) copy = st.inputs;
+  std::vector<Tensor>& ins = mine ? st.inputs : copy;
   for (size_t i = 0; i < call.inputs.size(); ++i) {
-    if (!call.has_input(i)) continue;
-    if (const Tensor* c = call.constant(i)) {
-      ins[i] = *c;
-    } else if (pack_offsets_[i] != SIZE_MAX) {
-      ins[i] = Tensor::wrap(ws + pack_offsets_[i], inputs[i].shape(), inputs[i].dtype());
-      copy_into(inputs[i], ins[i]);
+    if (!call.has_input(i) || call.constant(i)) continue;
+    Tensor& t = ins[i];
+    if (pack_offsets_[i] != SIZE_MAX) {
+      t.rebind_contiguous(inputs[i].shape(), inputs[i].dtype(), ws + pack_offsets_[i]);
+      copy_into(inputs[i], t);
     } else {
-      ins[i] = inputs[i];
+      t = inputs[i];
     }
   }
-  kernel_->run(ins, outputs.data(), kernel_ws);
+  // Done: the staged tensors stop sharing the caller's storage, the array is free.
+  auto release = [&] {
+    if (!mine) return;
+    for (size_t i = 0; i < st.inputs.size(); ++i)
+      if (!call.constant(i)) st.inputs[i].storage_.reset();
+    st.busy.clear(std::memory_order_release);
+  };
+  try {
+    kernel_->run(ins.data(), outputs.data(), kernel_ws);
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
 }
 
 std::vector<Tensor> Op::operator()(const std::vector<Tensor>& inputs) const {

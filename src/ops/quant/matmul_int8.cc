@@ -15,6 +15,7 @@
 #include "kernels/qgemm/qgemm.h"
 #include "ops/builtin_ops.h"
 #include "ops/common/checks.h"
+#include "opsnn/memory.h"
 #include "opsnn/op.h"
 #include "opsnn/quant.h"
 
@@ -408,13 +409,20 @@ void register_matmul_int8_op(Registry& r) {
       size_t pack_bytes = 0, ws = 0;
       qgemm::Out out;
       qgemm::Act act;
-      size_t workspace_bytes() const override { return pack_bytes + ws + 128; }
+      std::shared_ptr<void> packed_w;  // a constant W, packed once at create
+      size_t workspace_bytes() const override { return (packed_w ? 0 : pack_bytes) + ws + 128; }
       const OpCall* call;
       void run(const Tensor* in, Tensor* y, void* work) override {
         uint8_t* base =
             reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(work) + 63) & ~uintptr_t{63});
-        // The op form packs W on every call; include/opsnn/quant.h packs once.
-        qgemm::pack_w(fns->nr, d.N, d.K, in[kW].data_as<int8_t>(), d.K, base);
+        // A W that is not a constant operand is packed on every call (as
+        // pack_int8_matrix would, into the workspace).
+        const void* pw = packed_w.get();
+        if (!pw) {
+          qgemm::pack_w(fns->nr, d.N, d.K, in[kW].data_as<int8_t>(), d.K, base);
+          pw = base;
+          base += pack_bytes;
+        }
         qgemm::Args a;
         a.M = d.M;
         a.N = d.N;
@@ -423,7 +431,7 @@ void register_matmul_int8_op(Registry& r) {
         a.lda = d.K;
         a.a_signed = in[kA].dtype() == DType::i8;
         if (call->has_input(kAZp)) a.a_zp = zero_point_of(in[kAZp]);
-        a.packed_w = base;
+        a.packed_w = pw;
         a.y = y[0].data();
         a.ldy = d.N;
         a.ep.out = out;
@@ -439,7 +447,7 @@ void register_matmul_int8_op(Registry& r) {
         if (call->has_input(kBias)) a.ep.bias = in[kBias].data_as<float>();
         if (call->has_input(kYScale)) a.ep.y_scale = in[kYScale].data_as<float>()[0];
         if (call->has_input(kYZp)) a.ep.y_zp = zero_point_of(in[kYZp]);
-        a.ws = base + pack_bytes;
+        a.ws = base;
         fns->run(a);
       }
     };
@@ -463,6 +471,12 @@ void register_matmul_int8_op(Registry& r) {
       inst->act = act_of(call);
       inst->pack_bytes = (qgemm::packed_bytes(fns->nr, inst->d.N, inst->d.K) + 63) & ~size_t{63};
       inst->ws = qgemm::workspace_bytes(fns->nr, inst->d.M, inst->d.N, inst->d.K);
+      if (const Tensor* w = call.constant(kW)) {  // contiguous [N, K]
+        inst->packed_w.reset(aligned_alloc_bytes(std::max<size_t>(inst->pack_bytes, 64)),
+                             aligned_free);
+        qgemm::pack_w(fns->nr, inst->d.N, inst->d.K, w->data_as<int8_t>(), inst->d.K,
+                      inst->packed_w.get());
+      }
       return inst;
     };
     r.add_kernel("matmul_int8", std::move(desc));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "ops/common/checks.h"
 #include "ops/quant/quant.h"
 #include "opsnn/op.h"
+#include "opsnn/thread_pool.h"
 
 namespace opsnn {
 
@@ -24,21 +26,41 @@ WqPaths& wq_paths() {
   static WqPaths p;
   return p;
 }
-int64_t wq_panel_cols(int nr, int64_t M) {
+int64_t wq_panel_cols(const WqPaths& paths, int nr, int64_t M) {
   const int64_t step = std::max(16, nr);  // both powers of two
-  const int64_t c = wq_paths().panel_cols;
+  const int64_t c = paths.panel_cols;
   const int64_t w = c > 0 ? c : M < 512 ? 256 : 512;
   return (w + step - 1) / step * step;
 }
-int wq_panel_slots(int64_t M, int64_t N) {
-  const int64_t w = wq_panel_cols(16, M), tasks = (N + w - 1) / w;
+int wq_panel_slots(const WqPaths& paths, int64_t M, int64_t N) {
+  const int64_t w = wq_panel_cols(paths, 16, M), tasks = (N + w - 1) / w;
   const int cores = std::clamp(std::max(cpu_info().logical_cores, 2), 1, 256);
   return static_cast<int>(std::clamp<int64_t>(tasks, 1, cores));
 }
-size_t wq_workspace_bytes(int64_t M, int64_t N, int64_t K, int group) {
-  if (M >= wq_paths().panel_min_m)  // one packed panel of panel_cols x K per slot (any nr <= 64)
-    return static_cast<size_t>(wq_panel_slots(M, N)) *
-               static_cast<size_t>(wq_panel_cols(64, M) * K) * sizeof(float) +
+gemm::Params wq_gemm_params(Isa isa, DType xt) {
+  gemm::Params p = gemm::default_params(isa);
+  // bf16 activations on a CPU with AVX512_BF16: bf16 panels and the engine's
+  // vdpbf16ps path (x is bf16 already, so only the weights round once more).
+  // Otherwise f32 panels and the f32 microkernel.
+  p.bf16_dot = p.bf16_dot && xt == DType::bf16;
+  return p;
+}
+WqSlot wq_slot(const WqPaths& paths, int64_t M, int64_t N, int64_t K, Isa isa, DType xt, DType yt,
+               int threads) {
+  auto round64 = [](size_t b) { return (b + 63) / 64 * 64; };
+  const gemm::Params p = wq_gemm_params(isa, xt);
+  const int64_t W = wq_panel_cols(paths, p.nr, M);
+  WqSlot s;
+  s.panel = round64(static_cast<size_t>(W * K) * sizeof(float));  // f32 panel (bf16 pairs: half)
+  s.engine_threads = N <= W ? std::max(threads, 1) : 1;
+  s.bytes = s.panel + round64(gemm::workspace_bytes(p, M, W, K, yt, N, false, s.engine_threads));
+  return s;
+}
+size_t wq_workspace_bytes(const WqPaths& paths, int64_t M, int64_t N, int64_t K, int group, Isa isa,
+                          DType xt, DType yt, int threads) {
+  if (M >= paths.panel_min_m)  // one slot per panel task that runs at once
+    return static_cast<size_t>(wq_panel_slots(paths, M, N)) *
+               wq_slot(paths, M, N, K, isa, xt, yt, threads).bytes +
            64;
   return static_cast<size_t>(M * K + M * (K / group)) * sizeof(float) + 64;
 }
@@ -139,6 +161,81 @@ CheckCase make_case(std::string name, DType t, Shape xs, int64_t N, int bits, in
   c.tol_scale = std::max(1.0, std::sqrt(static_cast<double>(K)) / 4);
   return c;
 }
+
+// One matmul_wq instance: the shape, attributes and path thresholds
+// (quant::wq_paths() as at create) resolved once; a constant zero point in
+// the packed int4 form is unpacked here rather than per call.
+class WqKernel : public KernelInstance {
+ public:
+  WqKernel(const OpCall& call, quant::WqFn fn, Isa isa)
+      : fn_(fn),
+        sh_(wq_shape(call)),
+        zp_packed_(zp_packed(call)),
+        has_zp_(call.has_input(3)),
+        has_bias_(call.has_input(4)) {
+    args_.M = sh_.M;
+    args_.N = sh_.N;
+    args_.K = sh_.K;
+    args_.bits = sh_.bits;
+    args_.group = sh_.group;
+    args_.xt = call.in(0).dtype;
+    args_.yt = call.out(0).dtype;
+    args_.isa = isa;
+    args_.paths = quant::wq_paths();
+    args_.threads = num_threads();
+    if (zp_packed_)
+      if (const Tensor* zp = call.constant(3)) {
+        zp_const_ = Tensor::empty({static_cast<int64_t>(zp_unpacked_bytes(sh_))}, DType::u8);
+        unpack_zp(zp->data_as<uint8_t>(), zp_const_.data_as<uint8_t>());
+      }
+    ws_ = quant::wq_workspace_bytes(args_.paths, sh_.M, sh_.N, sh_.K, sh_.group, isa, args_.xt,
+                                    args_.yt, args_.threads) +
+          (zp_packed_ && !zp_const_.data() ? zp_unpacked_bytes(sh_) : 0);
+  }
+  size_t workspace_bytes() const override { return ws_; }
+  void run(const Tensor* in, Tensor* out, void* ws) override {
+    quant::WqArgs a = args_;
+    a.x = in[0].data();
+    a.w = static_cast<const uint8_t*>(in[1].data());
+    a.scales = in[2].data_as<float>();
+    a.zp = has_zp_ ? in[3].data() : nullptr;
+    if (zp_const_.data()) {
+      a.zp = zp_const_.data();
+    } else if (zp_packed_ && sh_.N > 0) {
+      // Unpacked to one per byte at the front of the workspace (N x G
+      // bytes, 1/64 of the int4 weights' bytes at group 128).
+      uint8_t* zu = static_cast<uint8_t*>(ws);
+      unpack_zp(static_cast<const uint8_t*>(a.zp), zu);
+      a.zp = zu;
+      ws = zu + zp_unpacked_bytes(sh_);
+    }
+    if (has_bias_) {
+      a.bt = in[4].dtype();
+      a.bias = in[4].data();
+    }
+    a.y = out[0].data();
+    a.ws = ws;
+    if (a.M == 0 || a.N == 0) return;
+    fn_(a);
+  }
+
+ private:
+  void unpack_zp(const uint8_t* zs, uint8_t* zu) const {
+    const int64_t G = sh_.G, gb = (G + 1) / 2;
+    for (int64_t n = 0; n < sh_.N; ++n)
+      for (int64_t g = 0; g < G; ++g) {
+        const uint8_t b = zs[n * gb + g / 2];
+        zu[n * G + g] = static_cast<uint8_t>(g % 2 == 0 ? b & 15 : b >> 4);
+      }
+  }
+
+  quant::WqFn fn_;
+  WqShape sh_;
+  bool zp_packed_, has_zp_, has_bias_;
+  quant::WqArgs args_;
+  Tensor zp_const_;  // a constant packed zero point, unpacked at create
+  size_t ws_ = 0;
+};
 
 }  // namespace
 
@@ -272,7 +369,7 @@ void register_matmul_wq_op(Registry& r) {
         // below 0.3.
         int64_t m = 1;
         for (size_t i = 0; i + 1 < c.x.size(); ++i) m *= c.x[i];
-        if (m >= quant::wq_paths().panel_min_m)
+        if (m >= quant::wq_paths().panel_min_m)  // the paths the case's op is created with
           cs.back().tol_scale =
               std::max(cs.back().tol_scale,
                        bits == 8 ? 3.0 * std::sqrt(static_cast<double>(c.x.back())) : 4.0);
@@ -316,51 +413,9 @@ void register_matmul_wq_op(Registry& r) {
     const quant::WqFn fn = isa == Isa::avx512 ? quant::fns_avx512().wq
                            : isa == Isa::avx2 ? quant::fns_avx2().wq
                                               : quant::fns_scalar().wq;
-    k.create = simple_kernel(
-        [fn, isa](const OpCall& call, const Tensor* in, Tensor* out, void* ws) {
-          const WqShape sh = wq_shape(call);
-          quant::WqArgs a;
-          a.M = sh.M;
-          a.N = sh.N;
-          a.K = sh.K;
-          a.bits = sh.bits;
-          a.group = sh.group;
-          a.xt = in[0].dtype();
-          a.x = in[0].data();
-          a.w = static_cast<const uint8_t*>(in[1].data());
-          a.scales = in[2].data_as<float>();
-          a.zp = call.has_input(3) ? in[3].data() : nullptr;
-          if (zp_packed(call) && sh.N > 0) {
-            // Unpacked to one per byte at the front of the workspace (N x G
-            // bytes, 1/64 of the int4 weights' bytes at group 128).
-            const int64_t G = sh.G, gb = (G + 1) / 2;
-            const uint8_t* zs = static_cast<const uint8_t*>(a.zp);
-            uint8_t* zu = static_cast<uint8_t*>(ws);
-            for (int64_t n = 0; n < sh.N; ++n)
-              for (int64_t g = 0; g < G; ++g) {
-                const uint8_t b = zs[n * gb + g / 2];
-                zu[n * G + g] = static_cast<uint8_t>(g % 2 == 0 ? b & 15 : b >> 4);
-              }
-            a.zp = zu;
-            ws = zu + zp_unpacked_bytes(sh);
-          }
-          if (call.has_input(4)) {
-            a.bt = in[4].dtype();
-            a.bias = in[4].data();
-          }
-          a.yt = out[0].dtype();
-          a.y = out[0].data();
-          a.ws = ws;
-          a.isa = isa;
-          if (a.M == 0 || a.N == 0) return;
-          fn(a);
-        },
-        nullptr,
-        [](const OpCall& call) {
-          const WqShape sh = wq_shape(call);
-          return quant::wq_workspace_bytes(sh.M, sh.N, sh.K, sh.group) +
-                 (zp_packed(call) ? zp_unpacked_bytes(sh) : 0);
-        });
+    k.create = [fn, isa](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+      return std::make_unique<WqKernel>(call, fn, isa);
+    };
     r.add_kernel("matmul_wq", std::move(k));
   }
 }

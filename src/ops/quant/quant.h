@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "kernels/gemm/gemm.h"
 #include "opsnn/cpu.h"
 #include "opsnn/dtype.h"
 
@@ -56,6 +57,22 @@ struct DynamicArgs {
 };
 using DynamicFn = void (*)(const DynamicArgs&);
 
+// The two paths of matmul_wq, chosen by M (rows of x):
+//  * M < panel_min_m: the tiled kernel (weights unpacked in registers, once
+//    per 4 rows of x; the decode path);
+//  * M >= panel_min_m: the panel path. Each task dequantizes panel_cols weight
+//    rows (all of K) straight into the f32 GEMM engine's packed-B layout in
+//    its own workspace slot (a 16x16 byte transpose, then (q - zp) * scale per
+//    vector of weight rows) and runs the engine over all M rows of x on it:
+//    each weight is dequantized once per call.
+// The defaults come from measurements (docs/quantization.md). A matmul_wq
+// op copies wq_paths() when it is created and uses that copy in every run
+// (its workspace is sized from it): a tuning knob for benchmarks and tests,
+// set before creating the ops it is meant for.
+struct WqPaths {
+  int64_t panel_min_m = 24;
+  int64_t panel_cols = 0;  // 0: 256 for M < 512, else 512; rounded up to max(16, nr)
+};
 // Weight-only quantized matmul. x [M, K] contiguous (f32/bf16); w is [N, K]
 // int8 (bits 8) or [N, K/2] bytes holding two unsigned 4-bit values (bits 4:
 // k even in the low nibble, k odd in the high nibble); scales [N, K/group] f32;
@@ -73,35 +90,33 @@ struct WqArgs {
   const void* bias = nullptr;
   DType yt = DType::f32;
   void* y = nullptr;
-  void* ws = nullptr;     // wq_workspace_bytes(M, K, group)
+  void* ws = nullptr;     // wq_workspace_bytes(paths, M, N, K, group, isa, xt, yt, threads)
   Isa isa = Isa::scalar;  // the kernel's ISA (the f32 GEMM path uses the same level)
+  WqPaths paths;          // as at create
+  int threads = 1;        // num_threads() at create (the workspace's engine slots)
 };
 using WqFn = void (*)(const WqArgs&);
 
-// The two paths of matmul_wq, chosen by M (rows of x):
-//  * M < panel_min_m: the tiled kernel (weights unpacked in registers, once
-//    per 4 rows of x; the decode path);
-//  * M >= panel_min_m: the panel path. Each task dequantizes panel_cols weight
-//    rows (all of K) straight into the f32 GEMM engine's packed-B layout in
-//    its own workspace slot (a 16x16 byte transpose, then (q - zp) * scale per
-//    vector of weight rows) and runs the engine over all M rows of x on it:
-//    each weight is dequantized once per call.
-// The defaults come from measurements (docs/quantization.md). wq_paths() is
-// process-wide and is read by the workspace query and by every run, so it is
-// for benchmarks and tests only: change it before creating an op and keep it
-// until that op has run (not thread-safe).
-struct WqPaths {
-  int64_t panel_min_m = 24;
-  int64_t panel_cols = 0;  // 0: 256 for M < 512, else 512; rounded up to max(16, nr)
-};
 WqPaths& wq_paths();
 // Weight rows per task of the panel path for the engine's nr and M.
-int64_t wq_panel_cols(int nr, int64_t M);
+int64_t wq_panel_cols(const WqPaths& paths, int nr, int64_t M);
 // Workspace slots of the panel path: one per logical core (fixed for the
 // process, so a workspace sized once stays valid whatever set_num_threads()
 // does later), at most one per task.
-int wq_panel_slots(int64_t M, int64_t N);
-size_t wq_workspace_bytes(int64_t M, int64_t N, int64_t K, int group);
+int wq_panel_slots(const WqPaths& paths, int64_t M, int64_t N);
+// The panel path's engine parameters for activations of dtype xt.
+gemm::Params wq_gemm_params(Isa isa, DType xt);
+// A panel slot: the dequantized panel, then the engine's scratch: for one
+// thread, or for `threads` (the count at create) when there is one panel
+// task and the engine runs threaded inside it.
+struct WqSlot {
+  size_t panel = 0, bytes = 0;
+  int engine_threads = 1;
+};
+WqSlot wq_slot(const WqPaths& paths, int64_t M, int64_t N, int64_t K, Isa isa, DType xt, DType yt,
+               int threads);
+size_t wq_workspace_bytes(const WqPaths& paths, int64_t M, int64_t N, int64_t K, int group, Isa isa,
+                          DType xt, DType yt, int threads);
 
 struct Fns {
   QuantizeFn quantize;

@@ -12,6 +12,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/rank_array.h"
 #include "ops/shape/shape_util.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
@@ -73,7 +74,7 @@ void run_cast(cast::TableFn table, const Tensor& x, Tensor& y) {
   struct Dim {
     int64_t n, s;
   };
-  std::vector<Dim> dims;
+  ops::RankArray<Dim> dims;
   for (size_t k = 0; k < x.shape().size(); ++k) {
     if (x.shape()[k] == 1) continue;
     Dim d{x.shape()[k], x.strides()[k]};
@@ -215,7 +216,7 @@ void register_cast_op(Registry& r) {
     k.priority = pri -= 10;
     k.create = simple_kernel([table = v.table](const OpCall&, const Tensor* in, Tensor* out,
                                                void*) { run_cast(table, in[0], out[0]); },
-                             nullptr);
+                             ops::ranks_fit);
     r.add_kernel("cast", std::move(k));
   }
 }

@@ -13,6 +13,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/rank_array.h"
 #include "ops/shape/kernels/copy.h"
 #include "ops/shape/shape_util.h"
 #include "opsnn/error.h"
@@ -68,35 +69,40 @@ void encode_value(DType t, double v, void* out) {
   }
 }
 
-std::vector<SliceDim> slice_params(const OpCall& call) {
+namespace {
+// slice_params into `p` (a std::vector, or stack scratch in run); `seen` the
+// same size, for the distinct-axes check.
+template <class Dims, class Seen>
+void fill_slice_params(const OpCall& call, Dims& p, Seen& seen) {
   const Shape& in = call.in(0).shape;
   const int64_t rank = call.in(0).rank();
   const auto& starts = call.attrs.ints("starts");
   const auto& ends = call.attrs.ints("ends");
-  std::vector<int64_t> axes = call.attrs.ints("axes");
-  std::vector<int64_t> steps = call.attrs.ints("steps");
+  const auto& axes = call.attrs.ints("axes");
+  const auto& steps = call.attrs.ints("steps");
   if (starts.size() != ends.size())
     call.fail("attribute 'ends'", std::to_string(starts.size()) + " values (as 'starts')",
               std::to_string(ends.size()));
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (axes.size() != starts.size())
+  if (!axes.empty() && axes.size() != starts.size())
     call.fail("attribute 'axes'", std::to_string(starts.size()) + " values (as 'starts')",
               std::to_string(axes.size()));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (steps.size() != starts.size())
+  if (!steps.empty() && steps.size() != starts.size())
     call.fail("attribute 'steps'", std::to_string(starts.size()) + " values (as 'starts')",
               std::to_string(steps.size()));
-  std::vector<SliceDim> p(static_cast<size_t>(rank));
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (int64_t k = 0; k < rank; ++k) p[static_cast<size_t>(k)] = {0, 1, in[static_cast<size_t>(k)]};
+  p.resize(static_cast<size_t>(rank));
+  seen.resize(static_cast<size_t>(rank));
+  for (int64_t k = 0; k < rank; ++k) {
+    p[static_cast<size_t>(k)] = {0, 1, in[static_cast<size_t>(k)]};
+    seen[static_cast<size_t>(k)] = false;
+  }
   for (size_t i = 0; i < starts.size(); ++i) {
-    const int64_t a = call.axis("attribute 'axes'", axes[i], rank);
+    const int64_t a =
+        call.axis("attribute 'axes'", axes.empty() ? static_cast<int64_t>(i) : axes[i], rank);
     if (rank == 0) call.fail("input 'x'", "rank >= 1", "rank 0");
     if (seen[static_cast<size_t>(a)])
       call.fail("attribute 'axes'", "distinct axes", shape_str(axes));
     seen[static_cast<size_t>(a)] = true;
-    const int64_t dim = in[static_cast<size_t>(a)], step = steps[i];
+    const int64_t dim = in[static_cast<size_t>(a)], step = steps.empty() ? 1 : steps[i];
     if (step == 0) call.fail("attribute 'steps'", "non-zero steps", shape_str(steps));
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s = s < -dim ? -1 : s + dim;  // -1 marks "before the first element"
@@ -116,7 +122,19 @@ std::vector<SliceDim> slice_params(const OpCall& call) {
     }
     p[static_cast<size_t>(a)] = {len ? s : 0, step, len};
   }
+}
+}  // namespace
+
+std::vector<SliceDim> slice_params(const OpCall& call) {
+  std::vector<SliceDim> p;
+  std::vector<bool> seen;
+  fill_slice_params(call, p, seen);
   return p;
+}
+
+void slice_params(const OpCall& call, ops::RankArray<SliceDim>& p) {
+  ops::RankArray<bool> seen;
+  fill_slice_params(call, p, seen);
 }
 
 CheckCase bench_case_from(const OpSchema& schema, const std::map<std::string, std::string>& kv,
@@ -213,22 +231,22 @@ void add_move_kernels(Registry& r, const std::string& op,
     const TileKernels tiles = v.tiles();
     k.create = simple_kernel([fn, tiles](const OpCall& c, const Tensor* in, Tensor* out,
                                          void*) { fn(c, in, out, tiles); },
-                             nullptr);
+                             ops::ranks_fit);
     r.add_kernel(op, std::move(k));
   }
 }
 
 // Copies the view (shape, strides) at `src` into contiguous `dst`.
-void copy_view(const Tensor& t, const void* src, const Shape& shape, const Strides& strides,
-               void* dst, const TileKernels& tiles) {
-  thread_local Strides dst_strides;  // per-thread scratch: run must not allocate
-  dst_strides.resize(shape.size());
+void copy_view(const Tensor& t, const void* src, std::span<const int64_t> shape,
+               std::span<const int64_t> strides, void* dst, const TileKernels& tiles) {
+  ops::RankArray<int64_t> dst_strides(shape.size());
   int64_t acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     dst_strides[i] = acc;
     acc *= std::max<int64_t>(shape[i], 1);
   }
-  shape::strided_copy(dtype_size(t.dtype()), shape, src, strides, dst, dst_strides, tiles);
+  shape::strided_copy(dtype_size(t.dtype()), shape, src, strides, dst,
+                      {dst_strides.data(), dst_strides.size()}, tiles);
 }
 
 const char* byte_ptr(const Tensor& t, int64_t elem_offset) {
@@ -346,14 +364,13 @@ void transpose_kernel(const OpCall& call, const Tensor* in, Tensor* out, const T
   // per-thread scratch (run must not allocate).
   const std::vector<int64_t>& perm = call.attrs.ints("perm");
   const int64_t rank = in[0].rank();
-  thread_local Strides st;
-  st.resize(static_cast<size_t>(rank));
+  ops::RankArray<int64_t> st(static_cast<size_t>(rank));
   for (int64_t k = 0; k < rank; ++k) {
     int64_t p = perm.empty() ? rank - 1 - k : perm[static_cast<size_t>(k)];
     if (p < 0) p += rank;
     st[static_cast<size_t>(k)] = in[0].strides()[static_cast<size_t>(p)];
   }
-  copy_view(in[0], in[0].data(), out[0].shape(), st, out[0].data(), tiles);
+  copy_view(in[0], in[0].data(), out[0].shape(), {st.data(), st.size()}, out[0].data(), tiles);
 }
 
 void add_transpose(Registry& r) {
@@ -415,13 +432,15 @@ void add_transpose(Registry& r) {
 void concat_kernel(const OpCall& call, const Tensor* in, Tensor* out, const TileKernels& tiles) {
   const int64_t rank = out[0].rank();
   const size_t ax = static_cast<size_t>(call.axis("attribute 'axis'", call.attrs.i("axis"), rank));
-  const Strides ost = contiguous_strides(out[0].shape());
+  ops::RankArray<int64_t> ost(out[0].shape().size());
+  for (size_t k = 0; k < ost.size(); ++k) ost[k] = out[0].strides()[k];
+  const std::span<const int64_t> osts{ost.data(), ost.size()};
   int64_t off = 0;
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     shape::strided_copy(dtype_size(in[i].dtype()), in[i].shape(), in[i].data(), in[i].strides(),
                         static_cast<char*>(out[0].data()) +
                             off * ost[ax] * static_cast<int64_t>(dtype_size(in[i].dtype())),
-                        ost, tiles);
+                        osts, tiles);
     off += in[i].shape()[ax];
   }
 }
@@ -611,14 +630,16 @@ void add_split(Registry& r) {
 // ---- slice --------------------------------------------------------------------
 void slice_kernel(const OpCall& call, const Tensor* in, Tensor* out, const TileKernels& tiles) {
   if (out[0].numel() == 0) return;
-  const auto p = shape::slice_params(call);
+  ops::RankArray<shape::SliceDim> p;
+  shape::slice_params(call, p);
   int64_t off = 0;
-  Strides st(p.size());
+  ops::RankArray<int64_t> st(p.size());
   for (size_t k = 0; k < p.size(); ++k) {
     off += p[k].start * in[0].strides()[k];
     st[k] = p[k].len > 1 ? p[k].step * in[0].strides()[k] : 0;
   }
-  copy_view(in[0], byte_ptr(in[0], off), out[0].shape(), st, out[0].data(), tiles);
+  copy_view(in[0], byte_ptr(in[0], off), out[0].shape(), {st.data(), st.size()}, out[0].data(),
+            tiles);
 }
 
 void add_slice(Registry& r) {
@@ -719,21 +740,24 @@ Shape pad_shape(const OpCall& c) {
 }
 
 void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernels& tiles) {
+  using Dims = ops::RankArray<int64_t>;
   const Tensor& x = in[0];
   Tensor& y = out[0];
   const size_t rank = static_cast<size_t>(x.rank());
   const size_t es = dtype_size(x.dtype());
   const auto& pads = c.attrs.ints("pads");
   const PadMode mode = pad_mode(c);
-  const Strides ost = contiguous_strides(y.shape());
+  const Strides& ost = y.strides();
   char* base = static_cast<char*>(y.data());
-  auto at = [&](const std::vector<int64_t>& idx) {
+  auto at = [&](const Dims& idx) {
     int64_t o = 0;
     for (size_t k = 0; k < rank; ++k) o += idx[k] * ost[k];
     return base + o * static_cast<int64_t>(es);
   };
+  auto span = [](const Dims& d) { return std::span<const int64_t>(d.data(), d.size()); };
   if (y.numel() == 0) return;
-  std::vector<int64_t> interior(pads.begin(), pads.begin() + static_cast<long>(rank));
+  Dims interior(rank);
+  for (size_t k = 0; k < rank; ++k) interior[k] = pads[k];
   if (mode == PadMode::constant) {
     uint64_t v = 0;
     shape::encode_value(y.dtype(), c.attrs.f("value"), &v);
@@ -745,8 +769,7 @@ void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernel
   // Borders axis by axis, innermost first, copying from the output itself.
   for (size_t d = rank; d-- > 0;) {
     const int64_t b = pads[d], e = pads[d + rank], n = x.shape()[d];
-    Shape region(rank);
-    std::vector<int64_t> start(rank, 0);
+    Dims region(rank), start(rank);
     for (size_t k = 0; k < rank; ++k) {
       region[k] = k < d ? x.shape()[k] : y.shape()[k];
       start[k] = k < d ? pads[k] : 0;
@@ -755,8 +778,8 @@ void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernel
       const int64_t len = side == 0 ? b : e;
       if (!len) continue;
       region[d] = len;
-      std::vector<int64_t> dst = start, src = start;
-      Strides sst = ost;
+      Dims dst = start, src = start, sst(rank);
+      for (size_t k = 0; k < rank; ++k) sst[k] = ost[k];
       dst[d] = side == 0 ? 0 : b + n;
       if (mode == PadMode::edge) {
         src[d] = side == 0 ? b : b + n - 1;
@@ -768,7 +791,7 @@ void pad_kernel(const OpCall& c, const Tensor* in, Tensor* out, const TileKernel
         src[d] = b + n - 2;
         sst[d] = -ost[d];
       }
-      shape::strided_copy(es, region, at(src), sst, at(dst), ost, tiles);
+      shape::strided_copy(es, span(region), at(src), span(sst), at(dst), ost, tiles);
     }
   }
 }
@@ -861,17 +884,14 @@ Shape expand_shape(const OpCall& c) {
   return o;
 }
 
-Strides broadcast_strides(const Shape& in, const Strides& st, const Shape& out) {
-  Strides r(out.size(), 0);
-  const size_t off = out.size() - in.size();
-  for (size_t k = 0; k < in.size(); ++k) r[k + off] = in[k] == 1 && out[k + off] != 1 ? 0 : st[k];
-  return r;
-}
-
 void expand_kernel(const OpCall&, const Tensor* in, Tensor* out, const TileKernels& tiles) {
-  copy_view(in[0], in[0].data(), out[0].shape(),
-            broadcast_strides(in[0].shape(), in[0].strides(), out[0].shape()), out[0].data(),
-            tiles);
+  const Shape &is = in[0].shape(), &os = out[0].shape();
+  ops::RankArray<int64_t> st(os.size());  // in's strides broadcast to out's shape
+  const size_t off = os.size() - is.size();
+  for (size_t k = 0; k < off; ++k) st[k] = 0;
+  for (size_t k = 0; k < is.size(); ++k)
+    st[k + off] = is[k] == 1 && os[k + off] != 1 ? 0 : in[0].strides()[k];
+  copy_view(in[0], in[0].data(), os, {st.data(), st.size()}, out[0].data(), tiles);
 }
 
 void add_expand(Registry& r) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/common/rank_array.h"
 #include "opsnn/op.h"
 
 namespace opsnn::shape {
@@ -49,6 +50,8 @@ struct SliceDim {
 };
 // Per-axis slice parameters of a `slice` call (all axes, untouched ones full).
 std::vector<SliceDim> slice_params(const OpCall& call);
+// The same into stack scratch, for run (rank <= ops::kMaxRank).
+void slice_params(const OpCall& call, ops::RankArray<SliceDim>& p);
 
 // Writes `v` into one element of dtype t with the library's conversion rules
 // (floats round to nearest even, integers truncate toward zero and saturate,

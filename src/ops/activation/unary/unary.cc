@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "kernels/act/act.h"
@@ -179,13 +180,23 @@ void add_unary(Registry& r, const UnaryDef& d) {
   ops::add_isa_kernels(
       r, d.name,
       ops::PerIsa<unary::RunFn>{unary::run_avx512(), unary::run_avx2(), unary::run_scalar()},
-      [base = d.kind](unary::RunFn fn, Isa) {
-        return simple_kernel(
-            [fn, base](const OpCall& call, const Tensor* in, Tensor* out, void*) {
-              fn(kind_of(call, base), in[0].dtype(), in[0].data(), out[0].data(), in[0].numel(),
-                 params_of(call));
-            },
-            nullptr);
+      [base = d.kind](unary::RunFn fn, Isa) -> KernelFactory {
+        // The kind and parameters are read from the attributes once, at create.
+        struct Instance : KernelInstance {
+          unary::RunFn fn = nullptr;
+          Kind kind = Kind::relu;
+          unary::Params p;
+          void run(const Tensor* in, Tensor* out, void*) override {
+            fn(kind, in[0].dtype(), in[0].data(), out[0].data(), in[0].numel(), p);
+          }
+        };
+        return [fn, base](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+          auto k = std::make_unique<Instance>();
+          k->fn = fn;
+          k->kind = kind_of(call, base);
+          k->p = params_of(call);
+          return k;
+        };
       });
 }
 

@@ -30,49 +30,58 @@ bool reads_b_in_place(const Plan& plan) {
          gemm::unpacked_layout_ok(plan.N, plan.K, plan.b.rs, plan.b.cs);
 }
 
-size_t workspace_bytes(const Plan& plan, const gemm::Params& params) {
-  if (reads_b_in_place(plan))
-    return gemm::unpacked_workspace_bytes(plan.M, plan.K, plan.a_dtype, plan.a.cs);
+size_t packed_b_bytes(const Plan& plan, const gemm::Params& params) {
   return gemm::packed_b_bytes(params, plan.K, plan.N, plan.packed_dtype);
 }
 
 namespace {
 
+size_t round64(size_t b) { return (b + 63) / 64 * 64; }
+
 const char* at(const Tensor& t, int64_t off) {
   return static_cast<const char*>(t.data()) + off * static_cast<int64_t>(dtype_size(t.dtype()));
 }
 
-}  // namespace
-
-namespace {
-
-// Per-thread packed-B buffer for batch-parallel calls with per-batch B.
-struct PackBuf {
-  void* p = nullptr;
-  size_t n = 0;
-  ~PackBuf() { aligned_free(p); }
-  void* get(size_t bytes) {
-    if (bytes > n) {
-      aligned_free(p);
-      p = aligned_alloc_bytes(bytes);
-      n = bytes;
-    }
-    return p;
+// The workspace: [B packed per call][the engine's scratch for all threads],
+// and over the same bytes after B, for batch-parallel calls, one slot per
+// thread: [its batch's B (per-batch B only)][the engine's scratch for one thread].
+struct WsLayout {
+  size_t b = 0, all = 0, slot_b = 0, slot = 0;
+  WsLayout(const Plan& plan, const gemm::Params& params, bool b_packed_at_create) {
+    const int64_t nout = plan.gated ? plan.N / 2 : plan.N;
+    auto engine = [&](int threads) {
+      return round64(gemm::workspace_bytes(params, plan.M, plan.N, plan.K, plan.out_dtype, nout,
+                                           plan.gated, threads));
+    };
+    const size_t pb = round64(std::max<size_t>(packed_b_bytes(plan, params), 64));
+    b = b_packed_at_create ? 0 : pb;
+    all = engine(plan.threads);
+    slot_b = b_packed_at_create || plan.b_shared() ? 0 : pb;
+    slot = slot_b + engine(1);
   }
+  size_t bytes(int threads) const { return b + std::max(all, slot * static_cast<size_t>(threads)); }
 };
 
 // Batches whose GEMMs are too small to split well across the threads (a few
 // tiles each, where the per-call thread hand-off costs as much as the work)
 // run batch-parallel instead: one batch per task, each GEMM on one thread.
 // The engine's K order never depends on who runs a tile: same bits.
-bool batch_parallel(const Plan& plan, int64_t nbatch) {
-  const int64_t threads = num_threads();
+bool batch_parallel(const Plan& plan, int64_t nbatch, int64_t threads) {
   const double macs = static_cast<double>(plan.M) * static_cast<double>(plan.N) *
                       static_cast<double>(std::max<int64_t>(plan.K, 1));
   return threads > 1 && nbatch >= threads && macs <= double(1 << 22);
 }
 
 }  // namespace
+
+size_t unpacked_a_bytes(const Plan& plan) {
+  return gemm::unpacked_workspace_bytes(plan.M, plan.K, plan.a_dtype, plan.a.cs);
+}
+
+size_t workspace_bytes(const Plan& plan, const gemm::Params& params, bool b_packed_at_create) {
+  if (!b_packed_at_create && reads_b_in_place(plan)) return unpacked_a_bytes(plan);
+  return WsLayout(plan, params, b_packed_at_create).bytes(plan.threads);
+}
 
 void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out, void* ws,
               const void* packed_b) {
@@ -85,7 +94,9 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
   const size_t nb = plan.batch.size();
   const int64_t nout = plan.gated ? plan.N / 2 : plan.N;
   const int64_t out_mat = plan.M * nout;
-  const size_t pb_bytes = workspace_bytes(plan, params);
+  const int threads = std::max(1, std::min(plan.threads, num_threads()));
+  const WsLayout l(plan, params, packed_b != nullptr);
+  char* const scratch = static_cast<char*>(ws) + l.b;
   auto offsets = [&](int64_t bi, int64_t* o) {  // o: a, b, add, res
     o[0] = o[1] = o[2] = o[3] = 0;
     for (size_t d = nb; d-- > 0;) {
@@ -102,8 +113,8 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
                  plan.packed_dtype, plan.gated);
   };
   // pb: packed B, or nullptr to read `b` in place (a_ws: run_unpacked's workspace).
-  auto gemm_one = [&](int64_t bi, const int64_t* o, const void* pb, const gemm::MatView& b = {},
-                      void* a_ws = nullptr) {
+  auto gemm_one = [&](int64_t bi, const int64_t* o, const void* pb, const gemm::Workspace& gws,
+                      const gemm::MatView& b = {}, void* a_ws = nullptr) {
     gemm::Epilogue ep;
     ep.gated = plan.gated;
     ep.alpha = plan.alpha;
@@ -123,13 +134,14 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
                      out.dtype(), nout};
     const gemm::MatView a{at(A, o[0]), A.dtype(), plan.a.rs, plan.a.cs};
     if (!pb) return gemm::run_unpacked(params, plan.M, plan.N, plan.K, a, b, ov, ep, a_ws);
-    gemm::run(params, plan.M, plan.N, plan.K, a, pb, plan.packed_dtype, ov, ep);
+    gemm::run(params, plan.M, plan.N, plan.K, a, pb, plan.packed_dtype, ov, ep, gws);
   };
+  const gemm::Workspace all{scratch, threads};
   if (packed_b) {  // constant B, packed at create; shared by every batch
     for (int64_t bi = 0; bi < nbatch; ++bi) {
       int64_t o[4];
       offsets(bi, o);
-      gemm_one(bi, o, packed_b);
+      gemm_one(bi, o, packed_b, all);
     }
     return;
   }
@@ -137,39 +149,43 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     auto one = [&](int64_t bi, void* a_ws) {
       int64_t o[4];
       offsets(bi, o);
-      gemm_one(bi, o, nullptr, {at(B, o[1]), B.dtype(), plan.b.rs, plan.b.cs}, a_ws);
+      gemm_one(bi, o, nullptr, all, {at(B, o[1]), B.dtype(), plan.b.rs, plan.b.cs}, a_ws);
     };
     // Small GEMMs of a batch each on one thread, when A needs no workspace.
-    if (nbatch > 1 && batch_parallel(plan, nbatch) && pb_bytes == 0)
-      parallel_tasks(nbatch, [&](int64_t bi) { one(bi, nullptr); });
+    if (nbatch > 1 && batch_parallel(plan, nbatch, threads) && unpacked_a_bytes(plan) == 0)
+      parallel_tasks(
+          nbatch, [&](int64_t bi) { one(bi, nullptr); }, threads);
     else
       for (int64_t bi = 0; bi < nbatch; ++bi) one(bi, ws);
     return;
   }
-  if (nbatch > 1 && batch_parallel(plan, nbatch)) {
+  if (nbatch > 1 && batch_parallel(plan, nbatch, threads)) {
     if (shared) {
       int64_t o[4];
       offsets(0, o);
       pack(o[1], ws);
     }
-    parallel_tasks(nbatch, [&](int64_t bi) {
-      static thread_local PackBuf buf;
-      int64_t o[4];
-      offsets(bi, o);
-      void* pb = ws;
-      if (!shared) {
-        pb = buf.get(std::max<size_t>(pb_bytes, 64));
-        pack(o[1], pb);
-      }
-      gemm_one(bi, o, pb);
-    });
+    parallel_tasks(
+        nbatch,
+        [&](int64_t bi) {
+          char* slot = scratch + static_cast<size_t>(thread_index()) * l.slot;
+          int64_t o[4];
+          offsets(bi, o);
+          void* pb = ws;
+          if (!shared) {
+            pb = slot;
+            pack(o[1], pb);
+          }
+          gemm_one(bi, o, pb, {slot + l.slot_b, 1});
+        },
+        threads);
     return;
   }
   for (int64_t bi = 0; bi < nbatch; ++bi) {
     int64_t o[4];
     offsets(bi, o);
     if (bi == 0 || !shared) pack(o[1], ws);
-    gemm_one(bi, o, ws);
+    gemm_one(bi, o, ws, all);
   }
 }
 
@@ -179,7 +195,7 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
     gemm::Params params;
     std::shared_ptr<void> packed_b;  // a constant B, packed once at create
     size_t workspace_bytes() const override {
-      return packed_b ? 0 : matmul::workspace_bytes(plan, params);
+      return matmul::workspace_bytes(plan, params, packed_b != nullptr);
     }
     void run(const Tensor* in, Tensor* out, void* ws) override {
       run_plan(plan, params, in, out[0], ws, packed_b.get());
@@ -200,6 +216,8 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
         inst->plan = plan_of(call);
         inst->plan.packed_dtype = call.in(inst->plan.b.input).dtype;
         inst->plan.a_dtype = call.in(inst->plan.a.input).dtype;
+        inst->plan.out_dtype = call.out(0).dtype;
+        inst->plan.threads = num_threads();
         inst->params = gemm::default_params(isa, k);
         const Plan& p = inst->plan;
         const Tensor* cb = call.constant(p.b.input);
@@ -209,7 +227,7 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
           // packing) keep the conversion out of the microkernel's B loads.
           inst->plan.packed_dtype = DType::f32;
         if (const Tensor* b = cb; b && p.b_shared()) {
-          const size_t bytes = gemm::packed_b_bytes(inst->params, p.K, p.N, p.packed_dtype);
+          const size_t bytes = matmul::packed_b_bytes(p, inst->params);
           inst->packed_b.reset(aligned_alloc_bytes(std::max<size_t>(bytes, 64)), aligned_free);
           gemm::pack_b(inst->params, p.K, p.N, {b->data(), b->dtype(), p.b.rs, p.b.cs},
                        inst->packed_b.get(), p.packed_dtype, p.gated);

@@ -28,6 +28,8 @@ struct Plan {
   bool gated = false;  // N = 2H B columns (gate | value), output H columns (gemm::Epilogue)
   DType packed_dtype = DType::f32;  // B panels keep B's dtype (16-bit weights stay 16-bit)
   DType a_dtype = DType::f32;
+  DType out_dtype = DType::f32;
+  int threads = 1;  // thread slots of the engine's scratch in the workspace (the count at create)
   bool b_shared() const {
     for (int64_t s : b.bs)
       if (s) return false;
@@ -46,11 +48,15 @@ bool reads_b_in_place(const Plan& plan);
 
 // Runs the plan with the given engine parameters. `packed_b`: B packed at
 // create (a constant, batch-shared B), or nullptr to read B in place
-// (reads_b_in_place) or pack it per call into `ws`, which then holds
-// workspace_bytes(plan, params).
+// (reads_b_in_place) or pack it per call into `ws`. `ws` holds
+// workspace_bytes(plan, params, packed_b != nullptr).
 void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out, void* ws,
               const void* packed_b = nullptr);
-size_t workspace_bytes(const Plan& plan, const gemm::Params& params);
+// B packed once (bytes).
+size_t packed_b_bytes(const Plan& plan, const gemm::Params& params);
+// B packed per call (unless packed at create), then the engine's scratch for
+// plan.threads threads, or one B and scratch per thread for batch-parallel calls.
+size_t workspace_bytes(const Plan& plan, const gemm::Params& params, bool b_packed_at_create);
 
 // Registers the GEMM kernels (every ISA x microkernel) for `op`; `plan_of`
 // maps a validated call to its plan.

@@ -424,23 +424,23 @@ inline void wq_dequant_packed(const quant::WqArgs& a, int64_t n0, int64_t rows, 
 // any thread count.
 inline void wq_panels(const quant::WqArgs& a) {
   const int64_t M = a.M, N = a.N, K = a.K;
-  gemm::Params p = gemm::default_params(a.isa);
-  // bf16 activations on a CPU with AVX512_BF16: bf16 panels and the engine's
-  // vdpbf16ps path (x is bf16 already, so only the weights round once more).
-  // Otherwise f32 panels and the f32 microkernel.
-  const bool pairs = p.bf16_dot && a.xt == DType::bf16;
-  p.bf16_dot = pairs;
-  const int64_t W = quant::wq_panel_cols(p.nr, M);
+  const gemm::Params p = quant::wq_gemm_params(a.isa, a.xt);
+  const bool pairs = p.bf16_dot;
+  const int64_t W = quant::wq_panel_cols(a.paths, p.nr, M);
   const int64_t ntasks = (N + W - 1) / W;
-  const int nslots = static_cast<int>(std::min<int64_t>(
-      {static_cast<int64_t>(quant::wq_panel_slots(M, N)), ntasks, int64_t{num_threads()}}));
-  float* base = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
+  const int nslots = static_cast<int>(
+      std::min<int64_t>({static_cast<int64_t>(quant::wq_panel_slots(a.paths, M, N)), ntasks,
+                         int64_t{num_threads()}}));
+  const quant::WqSlot slot_size = quant::wq_slot(a.paths, M, N, K, a.isa, a.xt, a.yt, a.threads);
+  char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
   const gemm::MatView xv{a.x, a.xt, K, 1};
   const int64_t ysz = static_cast<int64_t>(dtype_size(a.yt)),
                 bsz = static_cast<int64_t>(dtype_size(a.bt));
   std::atomic<int64_t> next{0};
   parallel_tasks(nslots, [&](int64_t slot) {
-    float* buf = base + slot * W * K;
+    char* slot_p = base + static_cast<size_t>(slot) * slot_size.bytes;
+    float* buf = reinterpret_cast<float*>(slot_p);
+    const gemm::Workspace gws{slot_p + slot_size.panel, slot_size.engine_threads};
     for (;;) {
       const int64_t t = next.fetch_add(1, std::memory_order_relaxed);
       if (t >= ntasks) break;
@@ -454,16 +454,16 @@ inline void wq_panels(const quant::WqArgs& a) {
         ep.add = gemm::MatView{static_cast<const uint8_t*>(a.bias) + n0 * bsz, a.bt, 0, 1};
       const gemm::OutView out{static_cast<uint8_t*>(a.y) + n0 * ysz, a.yt, N};
       if (pairs)
-        gemm::bf16dot_run(p, M, nn, K, xv, buf, out, ep);
+        gemm::bf16dot_run(p, M, nn, K, xv, buf, out, ep, gws);
       else
-        gemm::run(p, M, nn, K, xv, buf, DType::f32, out, ep);
+        gemm::run(p, M, nn, K, xv, buf, DType::f32, out, ep, gws);
     }
   });
 }
 
 template <class X, class Y>
 void wq_t(const quant::WqArgs& a) {
-  if (a.M >= quant::wq_paths().panel_min_m) {
+  if (a.M >= a.paths.panel_min_m) {
     wq_panels(a);
     return;
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/common/rank_array.h"
 #include "opsnn/thread_pool.h"
 
 namespace opsnn::shape {
@@ -13,10 +14,11 @@ struct Dim {
   int64_t n, ss, ds;
 };
 
+using Dims = ops::RankArray<Dim>;
+
 // Drops size-1 dims and merges neighbours that are contiguous on both sides.
-// Fills `dims` (cleared first): callers pass per-thread scratch, so a
-// steady-state copy allocates nothing.
-void simplify(const Shape& shape, const Strides& ss, const Strides& ds, std::vector<Dim>& dims) {
+void simplify(std::span<const int64_t> shape, std::span<const int64_t> ss,
+              std::span<const int64_t> ds, Dims& dims) {
   dims.clear();
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
@@ -34,7 +36,7 @@ void simplify(const Shape& shape, const Strides& ss, const Strides& ds, std::vec
 
 // Offsets of the outer dims (all but those in `skip`) for a linear outer index.
 struct Outer {
-  std::vector<Dim> dims;  // outer dims, outermost first
+  Dims dims;  // outer dims, outermost first
   int64_t count = 1;
   void offsets(int64_t idx, int64_t* so, int64_t* dof) const {
     int64_t s = 0, d = 0;
@@ -138,18 +140,15 @@ void fill(size_t es, void* dst, int64_t n, const void* value) {
   });
 }
 
-void strided_copy(size_t es, const Shape& shape, const void* src, const Strides& src_strides,
-                  void* dst, const Strides& dst_strides, const TileKernels& tiles) {
+void strided_copy(size_t es, std::span<const int64_t> shape, const void* src,
+                  std::span<const int64_t> src_strides, void* dst,
+                  std::span<const int64_t> dst_strides, const TileKernels& tiles) {
   for (int64_t n : shape)
     if (n == 0) return;
   const char* s = static_cast<const char*>(src);
   char* d = static_cast<char*>(dst);
   const int64_t E = static_cast<int64_t>(es);
-  // Per-thread scratch (kept between calls): a graph's run must not allocate.
-  // The references are what the parallel_for bodies capture.
-  thread_local std::vector<Dim> tl_dims;
-  thread_local Outer tl_outer;
-  std::vector<Dim>& dims = tl_dims;
+  Dims dims;
   simplify(shape, src_strides, dst_strides, dims);
   if (dims.empty()) {
     std::memcpy(d, s, es);
@@ -164,9 +163,7 @@ void strided_copy(size_t es, const Shape& shape, const void* src, const Strides&
       if (dims[k].ss == 1) j = static_cast<int64_t>(k);
     if (j >= 0) {
       const Dim p = dims[static_cast<size_t>(j)];  // contiguous in source
-      Outer& outer = tl_outer;
-      outer.dims.clear();
-      outer.count = 1;
+      Outer outer;
       for (size_t k = 0; k + 1 < dims.size(); ++k)
         if (static_cast<int64_t>(k) != j) {
           outer.dims.push_back(dims[k]);
@@ -197,9 +194,7 @@ void strided_copy(size_t es, const Shape& shape, const void* src, const Strides&
     }
   }
 
-  Outer& outer = tl_outer;
-  outer.dims.clear();
-  outer.count = 1;
+  Outer outer;
   for (size_t k = 0; k + 1 < dims.size(); ++k) {
     outer.dims.push_back(dims[k]);
     outer.count *= dims[k].n;

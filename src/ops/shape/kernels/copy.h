@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "opsnn/tensor.h"
 
@@ -32,8 +33,10 @@ TileKernels tiles_avx512();
 // Copies the view (shape, src_strides) at `src` into (shape, dst_strides) at
 // `dst`; strides in elements of `elem_size` bytes, may be 0 (broadcast) or
 // negative (reversed). Threaded with parallel_for.
-void strided_copy(size_t elem_size, const Shape& shape, const void* src, const Strides& src_strides,
-                  void* dst, const Strides& dst_strides, const TileKernels& tiles);
+// At most ops::kMaxRank dims (the kernels decline higher ranks at create).
+void strided_copy(size_t elem_size, std::span<const int64_t> shape, const void* src,
+                  std::span<const int64_t> src_strides, void* dst,
+                  std::span<const int64_t> dst_strides, const TileKernels& tiles);
 
 // Fills n elements of `elem_size` bytes at dst with the element at `value`.
 void fill(size_t elem_size, void* dst, int64_t n, const void* value);
