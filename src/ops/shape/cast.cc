@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
 #include "ops/shape/shape_util.h"
@@ -191,7 +192,7 @@ void register_cast_op(Registry& r) {
     return cs;
   };
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    CheckCase c = shape::bench_case_from(Registry::global().schema("cast"), kv, t);
+    CheckCase c = ops::attr_bench_case(Registry::global().schema("cast"), kv, t);
     c.keep_dtypes = true;
     c.ranges = {{-100, 100}};
     return c;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
 #include "ops/shape/kernels/copy.h"
@@ -117,57 +118,6 @@ std::vector<SliceDim> slice_params(const OpCall& call) {
     p[static_cast<size_t>(a)] = {len ? s : 0, step, len};
   }
   return p;
-}
-
-CheckCase bench_case_from(const OpSchema& schema, const std::map<std::string, std::string>& kv,
-                          DType t) {
-  bool has_shape_attr = false;
-  for (const AttrSpec& a : schema.attrs) has_shape_attr |= a.name == "shape";
-  auto parse_list = [](const std::string& v, char sep) {
-    std::vector<int64_t> r;
-    if (v == "-") return r;
-    size_t at = 0;
-    while (at <= v.size()) {
-      const size_t e = std::min(v.find(sep, at), v.size());
-      r.push_back(std::stoll(v.substr(at, e - at)));
-      at = e + 1;
-    }
-    return r;
-  };
-  CheckCase c;
-  c.name = "bench";
-  Shape shape = {1 << 24};
-  for (const auto& [k, v] : kv) {
-    if (k == "x" || (k == "shape" && !has_shape_attr)) {
-      shape = parse_list(v, 'x');
-      continue;
-    }
-    const AttrSpec* spec = nullptr;
-    for (const AttrSpec& a : schema.attrs)
-      if (a.name == k) spec = &a;
-    if (!spec)
-      throw Error(schema.name, "--case key '" + k + "'", "x=AxB or an attribute", "'" + k + "'");
-    switch (spec->type) {
-      case AttrType::i64:
-        c.attrs.set(k, static_cast<int64_t>(std::stoll(v)));
-        break;
-      case AttrType::f64:
-        c.attrs.set(k, std::stod(v));
-        break;
-      case AttrType::str:
-        c.attrs.set(k, v);
-        break;
-      default:
-        c.attrs.set(k, parse_list(v, ':'));
-    }
-  }
-  for (const ArgSpec& a : schema.inputs)
-    if (!a.optional) c.inputs.push_back(TensorDesc(t, shape));
-  if (schema.cases) {
-    auto cs = schema.cases(t);
-    if (!cs.empty()) c.ranges = cs.front().ranges;
-  }
-  return c;
 }
 
 }  // namespace shape
@@ -314,7 +264,7 @@ void add_reshape(Registry& r) {
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+    return ops::attr_bench_case(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "reshape", reshape_kernel);
@@ -405,7 +355,7 @@ void add_transpose(Registry& r) {
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+    return ops::attr_bench_case(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "transpose", transpose_kernel);
@@ -487,10 +437,10 @@ void add_concat(Registry& r) {
     return cs;
   };
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    std::map<std::string, std::string> rest = kv;
-    const int64_t n = rest.count("n") ? std::stoll(rest["n"]) : 2;
-    rest.erase("n");
-    CheckCase c = shape::bench_case_from(Registry::global().schema("concat"), rest, t);
+    ops::CaseKeys keys("concat", kv);
+    const int64_t n = keys.i("n", 2);
+    CheckCase c = ops::attr_bench_case(Registry::global().schema("concat"), keys, t);
+    keys.done();
     c.inputs.assign(static_cast<size_t>(n),
                     c.inputs.empty() ? TensorDesc(t, {1 << 24}) : c.inputs.front());
     return c;
@@ -602,7 +552,7 @@ void add_split(Registry& r) {
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+    return ops::attr_bench_case(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "split", split_kernel);
@@ -675,7 +625,7 @@ void add_slice(Registry& r) {
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+    return ops::attr_bench_case(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "slice", slice_kernel);
@@ -837,7 +787,7 @@ void add_pad(Registry& r) {
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+    return ops::attr_bench_case(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "pad", pad_kernel);
@@ -916,7 +866,7 @@ void add_expand(Registry& r) {
     return cs;
   };
   s.bench_case = [name = s.name](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema(name), kv, t);
+    return ops::attr_bench_case(Registry::global().schema(name), kv, t);
   };
   r.add_op(std::move(s));
   add_move_kernels(r, "expand", expand_kernel);
@@ -1051,10 +1001,10 @@ void add_gather(Registry& r) {
   };
   // bench: x=AxB, idx=N indices, axis.
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    std::map<std::string, std::string> rest = kv;
-    const int64_t n = rest.count("idx") ? std::stoll(rest["idx"]) : 1024;
-    rest.erase("idx");
-    CheckCase c = shape::bench_case_from(Registry::global().schema("gather"), rest, t);
+    ops::CaseKeys keys("gather", kv);
+    const int64_t n = keys.i("idx", 1024);
+    CheckCase c = ops::attr_bench_case(Registry::global().schema("gather"), keys, t);
+    keys.done();
     const int64_t axis = c.attrs.has("axis") ? c.attrs.i("axis") : 0;
     const Shape& xs = c.inputs[0].shape;
     const int64_t dim =
@@ -1108,8 +1058,9 @@ void add_embedding(Registry& r) {
   };
   // bench: v=rows, d=width, ids=N.
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    auto get = [&](const char* k, int64_t def) { return kv.count(k) ? std::stoll(kv.at(k)) : def; };
-    const int64_t V = get("v", 32000), D = get("d", 4096), n = get("ids", 512);
+    ops::CaseKeys keys("embedding", kv);
+    const int64_t V = keys.i("v", 32000), D = keys.i("d", 4096), n = keys.i("ids", 512);
+    keys.done();
     CheckCase c;
     c.name = "bench";
     c.inputs = {TensorDesc(t, {V, D}), TensorDesc(DType::i64, {n})};

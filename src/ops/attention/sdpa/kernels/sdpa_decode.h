@@ -18,7 +18,7 @@ namespace sdpa_impl {
 inline constexpr int64_t kFewRows = kLanes == 8 ? 8 : 16;
 // Keys per block (a multiple of kLanes). kFewBlock (the largest block) sizes
 // the scratch. 32: with the look-ahead below, 32-key blocks streamed the KV
-// cache closer to a plain read than 64 (docs/attention.md round 6).
+// cache closer to a plain read than 64 (docs/notes/attention-runs.md round 6).
 inline constexpr int64_t kFewBlock = 128;
 inline constexpr int64_t kFewKeys = 32;
 inline constexpr int kPvRows = kLanes == 8 ? 2 : 4;
@@ -82,7 +82,7 @@ inline int64_t split_pos(int64_t d, int64_t dt) {
 // nv * kLanes, stride ldq). nb2: whole split blocks (bf16 only).
 // ah, j: the look-ahead of key j, one part per vector of K read (finely
 // interleaved with the multiply-adds: a burst of prefetches per row streamed
-// worse, docs/attention.md round 6).
+// worse, docs/notes/attention-runs.md round 6).
 template <int NR, class T>
 inline void few_scores(const T* kr, const float* q, int64_t ldq, int64_t nb2, int64_t nfull,
                        int tail, float* s, int64_t lds, const Ahead<T>& ah, int64_t j) {
