@@ -13,6 +13,7 @@
 #include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "ops/shape/shape_util.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
@@ -206,14 +207,13 @@ void register_cast_op(Registry& r) {
   const V vs[] = {{Isa::avx512, cast::table_avx512},
                   {Isa::avx2, cast::table_avx2},
                   {Isa::scalar, cast::table_scalar}};
-  int pri = 30;
   for (const V& v : vs) {
     KernelDesc k;
-    k.name = std::string("cast_") + isa_name(v.isa);
+    k.name = ops::kernel_name("cast", "", v.isa);
     k.isa = v.isa;
     k.dtypes = std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
     k.contiguous_inputs = false;
-    k.priority = pri -= 10;
+    k.priority = ops::isa_priority(v.isa);
     k.create = simple_kernel([table = v.table](const OpCall&, const Tensor* in, Tensor* out,
                                                void*) { run_cast(table, in[0], out[0]); },
                              nullptr);

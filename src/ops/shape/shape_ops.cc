@@ -14,6 +14,7 @@
 #include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "ops/shape/kernels/copy.h"
 #include "ops/shape/move_ops.h"
 #include "ops/shape/shape_util.h"
@@ -142,20 +143,18 @@ void add_move_kernels(Registry& r, const std::string& op,
                       bool contiguous_inputs) {
   struct V {
     Isa isa;
-    const char* suffix;
     TileKernels (*tiles)();
   };
-  const V vs[] = {{Isa::avx512, "_copy_avx512", shape::tiles_avx512},
-                  {Isa::avx2, "_copy_avx2", shape::tiles_avx2},
-                  {Isa::scalar, "_copy", shape::tiles_scalar}};
-  int pri = 30;
+  const V vs[] = {{Isa::avx512, shape::tiles_avx512},
+                  {Isa::avx2, shape::tiles_avx2},
+                  {Isa::scalar, shape::tiles_scalar}};
   for (const V& v : vs) {
     KernelDesc k;
-    k.name = op + v.suffix;
+    k.name = ops::kernel_name(op, "copy", v.isa);
     k.isa = v.isa;
     k.dtypes = kAll;
     k.contiguous_inputs = contiguous_inputs;
-    k.priority = pri -= 10;
+    k.priority = ops::isa_priority(v.isa);
     const TileKernels tiles = v.tiles();
     k.create = simple_kernel([fn, tiles](const OpCall& c, const Tensor* in, Tensor* out,
                                          void*) { fn(c, in, out, tiles); },
