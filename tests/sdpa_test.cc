@@ -216,8 +216,8 @@ TEST(SdpaF16, FlashKernelsMatchReference) {
 }
 
 // Inputs with a non-unit stride along D (views of [B, H, D, L] tensors) are
-// copied to contiguous workspace by sdpa_flash_packed instead of falling back
-// to the float64 reference kernel.
+// copied to contiguous workspace by sdpa_flash_packed_<isa> (the flash kernel
+// of the active ISA) instead of falling back to the float64 reference kernel.
 TEST(SdpaStridedD, PackedFlashKernel) {
   for (DType t : {DType::f32, DType::bf16}) {
     const Tensor qs = random_tensor({2, 4, 48, 7}, t, 31),
@@ -229,7 +229,7 @@ TEST(SdpaStridedD, PackedFlashKernel) {
     for (int causal : {0, 1}) {
       const Attrs a = {{"causal", int64_t{causal}}};
       Op op = Op::create("sdpa", std::vector<Tensor>{q, k, v}, a);
-      EXPECT_EQ(op.kernel_name(), "sdpa_flash_packed");
+      EXPECT_EQ(op.kernel_name(), std::string("sdpa_flash_packed_") + isa_name(active_isa()));
       const Tensor got = op({q, k, v})[0];
       const Tensor ref =
           Op::create("sdpa", std::vector<Tensor>{q, k, v}, a, "sdpa_ref_f64")({q, k, v})[0];

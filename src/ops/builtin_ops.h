@@ -1,10 +1,11 @@
 // Registration of every built-in op family. Each family's .cc defines its
-// register_*_ops function; builtin_ops.cc calls them in order.
+// register_*_ops function; builtin_ops.cc calls them in order from
+// register_builtin_ops (ops/framework/builtin_set.h).
 #pragma once
 
+#include "ops/framework/builtin_set.h"
+
 namespace opsnn {
-class Registry;
-void register_builtin_ops(Registry& r);
 
 void register_unary_ops(Registry& r);
 void register_binary_ops(Registry& r);

@@ -27,35 +27,6 @@ std::map<std::string, std::string> parse_kv(const std::string& s) {
   return kv;
 }
 
-AttrValue parse_value(const std::string& v) {
-  char* end = nullptr;
-  long long i = std::strtoll(v.c_str(), &end, 10);
-  if (*end == '\0' && !v.empty()) return static_cast<int64_t>(i);
-  double f = std::strtod(v.c_str(), &end);
-  if (*end == '\0' && !v.empty()) return f;
-  return v;
-}
-
-// Generic case: shape=AxBxC for every input; other keys are attributes.
-CheckCase generic_case(const OpSchema& s, const std::map<std::string, std::string>& kv, DType t) {
-  CheckCase c;
-  c.name = "bench";
-  Shape shape = {1 << 24};
-  for (const auto& [k, v] : kv) {
-    if (k == "shape" || k == "n")  // AxBxC; out-of-range numbers are errors too
-      shape = ops::parse_int_list(s.name, k, v, 'x');
-    else
-      c.attrs.set(k, parse_value(v));
-  }
-  for (const ArgSpec& a : s.inputs)
-    if (!a.optional && !a.variadic) c.inputs.push_back(TensorDesc(t, shape));
-  if (s.cases) {  // keep the value ranges the op's own cases use
-    auto cs = s.cases(t);
-    if (!cs.empty()) c.ranges = cs.front().ranges;
-  }
-  return c;
-}
-
 }  // namespace
 
 BenchResult bench_op(const std::string& op_name, const std::string& kase, DType t, int threads) {
@@ -76,7 +47,7 @@ BenchResult bench_op(const std::string& op_name, const std::string& kase, DType 
     throw Error("bench", "case packed=1", "an op with a pre-packed form (" + with + ")",
                 "op " + op_name);
   }
-  CheckCase c = s.bench_case ? s.bench_case(kv, t) : generic_case(s, kv, t);
+  CheckCase c = s.bench_case ? s.bench_case(kv, t) : ops::attr_bench_case(s, kv, t);
   std::vector<Tensor> ins = make_case_inputs(c, t, 42);
   Op op = Op::create(op_name, ins, c.attrs);
   std::vector<Tensor> outs;

@@ -40,6 +40,10 @@ const std::string* CaseKeys::find(const std::string& key) {
 
 bool CaseKeys::has(const std::string& key) { return find(key) != nullptr; }
 
+bool CaseKeys::asked(const std::string& key) const {
+  return std::find(known_.begin(), known_.end(), key) != known_.end();
+}
+
 int64_t CaseKeys::i(const std::string& key, int64_t def) {
   const std::string* v = find(key);
   if (!v) return def;
@@ -85,6 +89,54 @@ void CaseKeys::done() const {
     throw Error(op_, "--case key '" + kv.first + "'", keys.empty() ? "no keys" : "one of: " + keys,
                 "'" + kv.first + "'");
   }
+}
+
+CheckCase attr_bench_case(const OpSchema& schema, CaseKeys& keys, DType t) {
+  auto is_attr = [&](const std::string& k) {
+    for (const AttrSpec& a : schema.attrs)
+      if (a.name == k) return true;
+    return false;
+  };
+  Shape shape = {1 << 24};
+  for (const char* k : {"n", "shape", "x"})  // the last one given wins
+    if (!is_attr(k) && !keys.asked(k)) shape = keys.dims(k, shape);
+  CheckCase c;
+  c.name = "bench";
+  for (const AttrSpec& a : schema.attrs) {
+    if (keys.asked(a.name) || !keys.has(a.name)) continue;
+    switch (a.type) {
+      case AttrType::i64:
+        c.attrs.set(a.name, keys.i(a.name, 0));
+        break;
+      case AttrType::f64:
+        c.attrs.set(a.name, keys.f(a.name, 0));
+        break;
+      case AttrType::str:
+        c.attrs.set(a.name, keys.s(a.name, ""));
+        break;
+      case AttrType::i64s:
+        c.attrs.set(a.name, keys.ints(a.name, ':', {}));
+        break;
+      case AttrType::f64s:
+        throw Error(schema.name, "--case key '" + a.name + "'",
+                    "an attribute that is not a list of floats", "'" + a.name + "'");
+    }
+  }
+  for (const ArgSpec& a : schema.inputs)
+    if (!a.optional) c.inputs.push_back(TensorDesc(t, shape));
+  if (schema.cases) {  // keep the value ranges the op's own cases use
+    auto cs = schema.cases(t);
+    if (!cs.empty()) c.ranges = cs.front().ranges;
+  }
+  return c;
+}
+
+CheckCase attr_bench_case(const OpSchema& schema, const std::map<std::string, std::string>& kv,
+                          DType t) {
+  CaseKeys keys(schema.name, kv);
+  CheckCase c = attr_bench_case(schema, keys, t);
+  keys.done();
+  return c;
 }
 
 }  // namespace opsnn::ops

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "opsnn/check.h"
 #include "opsnn/op.h"
 
 namespace opsnn::ops {
@@ -24,6 +25,8 @@ class CaseKeys {
   CaseKeys(std::string op, const std::map<std::string, std::string>& kv);
 
   bool has(const std::string& key);
+  // Whether a call above has asked for `key` already.
+  bool asked(const std::string& key) const;
   int64_t i(const std::string& key, int64_t def);
   double f(const std::string& key, double def);
   std::string s(const std::string& key, const std::string& def);
@@ -41,5 +44,16 @@ class CaseKeys {
   const std::map<std::string, std::string>& kv_;
   std::vector<std::string> known_;
 };
+
+// The case of an op from its schema: "x=AxBxC" (or "shape=" / "n=", each when
+// the op has no attribute and the caller asked for no key of that name) is the
+// shape of every required input; a key naming an attribute sets it, read as
+// the attribute's type (lists a:b:c, "-" for an empty list). The value ranges
+// are those of the op's first case. The caller may read keys of its own
+// before, and calls keys.done() after.
+CheckCase attr_bench_case(const OpSchema& schema, CaseKeys& keys, DType t);
+// As above for a whole case: any key that is neither is an Error naming it.
+CheckCase attr_bench_case(const OpSchema& schema, const std::map<std::string, std::string>& kv,
+                          DType t);
 
 }  // namespace opsnn::ops

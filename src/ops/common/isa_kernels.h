@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "opsnn/cpu.h"
 #include "opsnn/op.h"
 
@@ -25,16 +26,14 @@ struct PerIsa {
 template <class Fn, class Make>
 void add_isa_kernels(Registry& r, const std::string& op, const PerIsa<Fn>& fns, Make&& make,
                      std::string stem = "", const std::vector<DType>& dtypes = kFloatDTypes) {
-  if (stem.empty()) stem = op + "_";
   const std::pair<Isa, Fn> isas[] = {
       {Isa::avx512, fns.avx512}, {Isa::avx2, fns.avx2}, {Isa::scalar, fns.scalar}};
-  int priority = 30;
   for (const auto& [isa, fn] : isas) {
     KernelDesc k;
-    k.name = stem + isa_name(isa);
+    k.name = stem.empty() ? kernel_name(op, "", isa) : stem + isa_name(isa);
     k.isa = isa;
     k.dtypes = dtypes;
-    k.priority = priority -= 10;
+    k.priority = isa_priority(isa);
     k.create = make(fn, isa);
     r.add_kernel(op, std::move(k));
   }

@@ -2,7 +2,7 @@
 #include <climits>
 #include <string>
 
-#include "ops/builtin_ops.h"
+#include "ops/framework/builtin_set.h"
 #include "ops/framework/reference_kernel.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"

@@ -9,6 +9,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "ops/shape/shape_util.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
@@ -129,9 +130,9 @@ void register_gather_elements_op(Registry& r) {
   };
   r.add_op(std::move(s));
   KernelDesc k;
-  k.name = "gather_elements_copy";
+  k.name = ops::kernel_name("gather_elements", "copy", k.isa);
   k.dtypes = std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
-  k.priority = 10;
+  k.priority = ops::isa_priority(k.isa);
   k.create = simple_kernel(gather_elements_kernel, nullptr);
   r.add_kernel("gather_elements", std::move(k));
 }

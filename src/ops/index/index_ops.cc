@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
 #include "ops/common/isa_kernels.h"
@@ -129,7 +130,7 @@ void add_cumsum(Registry& r) {
     return cs;
   };
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema("cumsum"), kv, t);
+    return ops::attr_bench_case(Registry::global().schema("cumsum"), kv, t);
   };
   r.add_op(std::move(s));
   add_kernels(r, "cumsum",
@@ -223,7 +224,7 @@ void add_topk(Registry& r) {
     return cs;
   };
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema("topk"), kv, t);
+    return ops::attr_bench_case(Registry::global().schema("topk"), kv, t);
   };
   r.add_op(std::move(s));
   add_kernels(
@@ -399,11 +400,12 @@ void add_rope(Registry& r) {
   };
   // bench: b, l, h, d, rotary_dim, layout, mode.
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    auto get = [&](const char* k, int64_t def) { return kv.count(k) ? std::stoll(kv.at(k)) : def; };
-    const int64_t B = get("b", 1), L = get("l", 2048), H = get("h", 32), D = get("d", 128),
-                  rd = get("rotary_dim", 0);
-    const std::string layout = kv.count("layout") ? kv.at("layout") : "blhd";
-    const std::string mode = kv.count("mode") ? kv.at("mode") : "half_split";
+    ops::CaseKeys keys("rope", kv);
+    const int64_t B = keys.i("b", 1), L = keys.i("l", 2048), H = keys.i("h", 32),
+                  D = keys.i("d", 128), rd = keys.i("rotary_dim", 0);
+    const std::string layout = keys.s("layout", "blhd");
+    const std::string mode = keys.s("mode", "half_split");
+    keys.done();
     const int64_t R = rd ? rd : D;
     CheckCase c;
     c.name = "bench";
@@ -524,7 +526,7 @@ void add_sample(Registry& r) {
     return cs;
   };
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    return shape::bench_case_from(Registry::global().schema("sample"), kv, t);
+    return ops::attr_bench_case(Registry::global().schema("sample"), kv, t);
   };
   r.add_op(std::move(s));
   add_kernels(

@@ -13,6 +13,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "ops/shape/shape_util.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
@@ -239,9 +240,9 @@ void register_scatter_nd_op(Registry& r) {
   };
   r.add_op(std::move(s));
   KernelDesc k;
-  k.name = "scatter_nd_copy";
+  k.name = ops::kernel_name("scatter_nd", "copy", k.isa);
   k.dtypes = std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
-  k.priority = 10;
+  k.priority = ops::isa_priority(k.isa);
   k.create = simple_kernel(scatter_nd_kernel, nullptr);
   r.add_kernel("scatter_nd", std::move(k));
 }

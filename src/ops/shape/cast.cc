@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "ops/common/rank_array.h"
 #include "ops/shape/shape_util.h"
 #include "opsnn/error.h"
@@ -192,7 +194,7 @@ void register_cast_op(Registry& r) {
     return cs;
   };
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
-    CheckCase c = shape::bench_case_from(Registry::global().schema("cast"), kv, t);
+    CheckCase c = ops::attr_bench_case(Registry::global().schema("cast"), kv, t);
     c.keep_dtypes = true;
     c.ranges = {{-100, 100}};
     return c;
@@ -206,14 +208,13 @@ void register_cast_op(Registry& r) {
   const V vs[] = {{Isa::avx512, cast::table_avx512},
                   {Isa::avx2, cast::table_avx2},
                   {Isa::scalar, cast::table_scalar}};
-  int pri = 30;
   for (const V& v : vs) {
     KernelDesc k;
-    k.name = std::string("cast_") + isa_name(v.isa);
+    k.name = ops::kernel_name("cast", "", v.isa);
     k.isa = v.isa;
     k.dtypes = std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
     k.contiguous_inputs = false;
-    k.priority = pri -= 10;
+    k.priority = ops::isa_priority(v.isa);
     k.create = simple_kernel([table = v.table](const OpCall&, const Tensor* in, Tensor* out,
                                                void*) { run_cast(table, in[0], out[0]); },
                              ops::ranks_fit);

@@ -58,10 +58,4 @@ void slice_params(const OpCall& call, ops::RankArray<SliceDim>& p);
 // NaN -> 0, bool = v != 0).
 void encode_value(DType t, double v, void* out);
 
-// `opsnn bench --case` for the shape and index ops: "x=AxBxC" (or "shape=" when
-// the op has no 'shape' attribute) is the shape of every required input;
-// other keys set attributes, lists written a:b:c ("-" for an empty list).
-CheckCase bench_case_from(const OpSchema& schema, const std::map<std::string, std::string>& kv,
-                          DType t);
-
 }  // namespace opsnn::shape

@@ -6,6 +6,7 @@
 
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
+#include "ops/common/kernel_names.h"
 #include "ops/shape/shape_util.h"
 #include "opsnn/op.h"
 #include "opsnn/thread_pool.h"
@@ -98,9 +99,9 @@ void register_tile_op(Registry& r) {
   };
   r.add_op(std::move(s));
   KernelDesc k;
-  k.name = "tile_copy";
+  k.name = ops::kernel_name("tile", "copy", k.isa);
   k.dtypes = std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
-  k.priority = 10;
+  k.priority = ops::isa_priority(k.isa);
   k.create = simple_kernel(tile_kernel, nullptr);
   r.add_kernel("tile", std::move(k));
 }

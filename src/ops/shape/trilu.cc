@@ -9,6 +9,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "opsnn/op.h"
 #include "opsnn/thread_pool.h"
 
@@ -102,9 +103,9 @@ void register_trilu_op(Registry& r) {
   };
   r.add_op(std::move(s));
   KernelDesc k;
-  k.name = "trilu_copy";
+  k.name = ops::kernel_name("trilu", "copy", k.isa);
   k.dtypes = std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
-  k.priority = 10;
+  k.priority = ops::isa_priority(k.isa);
   k.create = simple_kernel(trilu_kernel, nullptr);
   r.add_kernel("trilu", std::move(k));
 }

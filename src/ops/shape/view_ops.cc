@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/kernel_names.h"
 #include "opsnn/op.h"
 
 namespace opsnn {
@@ -88,9 +89,9 @@ void add_view_op(Registry& r, const char* name, const char* doc, std::vector<Att
   s.cases = cases;
   r.add_op(std::move(s));
   KernelDesc k;
-  k.name = std::string(name) + "_memcpy";
+  k.name = ops::kernel_name(name, "memcpy", k.isa);
   k.dtypes = kAll;
-  k.priority = 10;
+  k.priority = ops::isa_priority(k.isa);
   k.create = simple_kernel(copy_kernel, nullptr);
   r.add_kernel(name, std::move(k));
 }

@@ -23,7 +23,9 @@
 #include <string>
 
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "opsnn/error.h"
 #include "opsnn/op.h"
 #include "opsnn/thread_pool.h"
@@ -296,29 +298,29 @@ std::vector<CheckCase> cases(DType t) {
 }
 
 CheckCase bench_case(const std::map<std::string, std::string>& kv, DType t) {
-  auto get = [&](const char* key, int64_t def) {
-    auto it = kv.find(key);
-    return it == kv.end() ? def : std::stoll(it->second);
-  };
+  ops::CaseKeys keys("sdpa", kv);
+  auto get = [&](const char* key, int64_t def) { return keys.i(key, def); };
   CaseSpec c{get("b", 1), get("hq", get("h", 8)), 0, get("lq", get("l", 1024)), 0, get("d", 64)};
   c.Hkv = get("hkv", c.Hq);
   c.Lk = get("lk", c.Lq);
   c.causal = static_cast<int>(get("causal", 0));
-  c.blhd = kv.count("layout") && kv.at("layout") == "BLHD";
+  c.blhd = keys.s("layout", "") == "BLHD";
   // bias=full ([B,Hq,Lq,Lk]), rows ([B,1,Lq,Lk]) or keys ([B,1,1,Lk]); mask= the same.
   auto shape_of = [&](const char* key) -> Shape {
-    if (!kv.count(key)) return {};
-    const std::string& v = kv.at(key);
+    if (!keys.has(key)) return {};
+    const std::string v = keys.s(key, "");
     if (v == "full") return {c.B, c.Hq, c.Lq, c.Lk};
     if (v == "rows") return {c.B, 1, c.Lq, c.Lk};
     if (v == "keys") return {c.B, 1, 1, c.Lk};
-    throw Error("sdpa bench", key, "full, rows or keys", v);
+    throw Error("sdpa", "--case key '" + std::string(key) + "'", "full, rows or keys",
+                "'" + v + "'");
   };
   c.bias = shape_of("bias");
   c.mask = shape_of("mask");
   CheckCase k = make_case(c, t);
   for (const char* a : {"q_block", "kv_block"})
-    if (kv.count(a)) k.attrs.set(a, get(a, 0));
+    if (keys.has(a)) k.attrs.set(a, get(a, 0));
+  keys.done();
   return k;
 }
 
@@ -480,14 +482,13 @@ void register_attention_ops(Registry& r) {
   const IsaKernel isas[] = {{Isa::avx512, sdpa::run_avx512()},
                             {Isa::avx2, sdpa::run_avx2()},
                             {Isa::scalar, sdpa::run_scalar()}};
-  int priority = 30;
   for (const IsaKernel& ik : isas) {
     KernelDesc k;
-    k.name = std::string("sdpa_flash_") + isa_name(ik.isa);
+    k.name = ops::kernel_name("sdpa", "flash", ik.isa);
     k.isa = ik.isa;
     k.dtypes = {DType::f32, DType::bf16, DType::f16};
     k.contiguous_inputs = false;  // q/k/v/bias/mask are read through their strides
-    k.priority = priority -= 10;
+    k.priority = ops::isa_priority(ik.isa);
     k.create = [fn = ik.fn](const OpCall& call,
                             std::string* why) -> std::unique_ptr<KernelInstance> {
       for (size_t i : {kQ, kK, kV}) {
@@ -501,12 +502,12 @@ void register_attention_ops(Registry& r) {
     r.add_kernel("sdpa", std::move(k));
   }
   KernelDesc kb;
-  kb.name = "sdpa_flash_avx512bf16";
+  kb.name = "sdpa_flash_avx512bf16";  // the AVX512_BF16 form of sdpa_flash_avx512
   kb.isa = Isa::avx512;
   kb.cpu_ok = has_avx512_bf16;
   kb.dtypes = {DType::bf16};
   kb.contiguous_inputs = false;
-  kb.priority = 25;
+  kb.priority = ops::kPrioritySpecial;
   kb.create = [](const OpCall& call, std::string* why) -> std::unique_ptr<KernelInstance> {
     if (call.in(kQ).dtype != DType::bf16) {
       if (why) *why = "bf16 inputs only";
@@ -527,20 +528,22 @@ void register_attention_ops(Registry& r) {
   r.add_kernel("sdpa", std::move(kb));
 
   // Inputs with a non-unit stride along D (a transposed view, ...): the
-  // flash kernels need D contiguous, so this one lets the framework copy the
-  // inputs to contiguous workspace first, then runs the flash kernel of the
-  // active ISA. Chosen only when the kernels above decline (before the
-  // float64 reference).
-  KernelDesc kp;
-  kp.name = "sdpa_flash_packed";
-  kp.isa = Isa::scalar;
-  kp.dtypes = {DType::f32, DType::bf16, DType::f16};
-  kp.contiguous_inputs = true;
-  kp.priority = -100;
-  kp.create = [](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
-    return std::make_unique<SdpaKernel>(call, sdpa::run_for(active_isa()));
-  };
-  r.add_kernel("sdpa", std::move(kp));
+  // flash kernels need D contiguous, so these let the framework copy the
+  // inputs to contiguous workspace first, then run the flash kernel of their
+  // ISA. Chosen only when the kernels above decline (before the float64
+  // reference).
+  for (const IsaKernel& ik : isas) {
+    KernelDesc kp;
+    kp.name = ops::kernel_name("sdpa", "flash_packed", ik.isa);
+    kp.isa = ik.isa;
+    kp.dtypes = {DType::f32, DType::bf16, DType::f16};
+    kp.contiguous_inputs = true;
+    kp.priority = ops::isa_priority(ik.isa, ops::kPriorityFallback);
+    kp.create = [fn = ik.fn](const OpCall& call, std::string*) -> std::unique_ptr<KernelInstance> {
+      return std::make_unique<SdpaKernel>(call, fn);
+    };
+    r.add_kernel("sdpa", std::move(kp));
+  }
 }
 
 }  // namespace opsnn

@@ -13,6 +13,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/common/cases.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "ops/elementwise/broadcast.h"
 #include "opsnn/op.h"
 #include "opsnn/thread_pool.h"
@@ -162,10 +163,10 @@ void register_mod_op(Registry& r) {
   };
   r.add_op(std::move(s));
   KernelDesc k;
-  k.name = "mod_loop";
   k.isa = Isa::scalar;
+  k.name = ops::kernel_name("mod", "loop", k.isa);
   k.dtypes = {DType::f32, DType::bf16, DType::f16, DType::i8, DType::u8, DType::i32, DType::i64};
-  k.priority = 10;
+  k.priority = ops::isa_priority(k.isa);
   k.create = simple_kernel(mod_kernel, nullptr);
   r.add_kernel("mod", std::move(k));
 }

@@ -3,7 +3,7 @@
 
 namespace opsnn::simd::avx2 {
 using detail::ConvertFns;
-#include "core/convert_impl.h"
+#include "kernels/convert/convert_impl.h"
 }  // namespace opsnn::simd::avx2
 
 namespace opsnn::detail {

@@ -1,0 +1,209 @@
+// The many-rows form (prefill: lanes over query rows). Part of sdpa_impl.h.
+
+#pragma once
+
+#include "ops/attention/sdpa/kernels/sdpa_common.h"
+#include "ops/attention/sdpa/kernels/sdpa_decode.h"
+#include "ops/attention/sdpa/kernels/sdpa_score.h"
+
+namespace sdpa_impl {
+
+// O^T[d][r] = alpha[r] * O^T[d][r] + sum_j V[j][d] * P^T[j][r] for RD dims x NV row vectors.
+template <int RD, int NV>
+inline void pv_tile(const float* vp, int64_t ldv, const float* st, int64_t mq, int64_t nk,
+                    float* ot, const float* alpha, int64_t d, int64_t iv) {
+  Vf acc[RD][NV];
+  for (int c = 0; c < NV; ++c) {
+    const Vf a = load(alpha + iv + c * kLanes);
+    for (int r = 0; r < RD; ++r) acc[r][c] = load(ot + (d + r) * mq + iv + c * kLanes) * a;
+  }
+  for (int64_t j = 0; j < nk; ++j) {
+    Vf pv[NV];
+    for (int c = 0; c < NV; ++c) pv[c] = load(st + j * mq + iv + c * kLanes);
+    const float* vr = vp + j * ldv + d;
+    for (int r = 0; r < RD; ++r) {
+      const Vf vb = set1(vr[r]);
+      for (int c = 0; c < NV; ++c) acc[r][c] = fma(vb, pv[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < RD; ++r)
+    for (int c = 0; c < NV; ++c) store(ot + (d + r) * mq + iv + c * kLanes, acc[r][c]);
+}
+
+// One task: its rows against its key range. Writes the normalised output
+// (and lse), or with kv_splits > 1 the partial (m, l, O^T) of its split. A
+// task of few rows goes to the decode form; the rest is the many-rows form
+// (kept in one function: splitting it changes GCC's inlining).
+inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot, float* partials) {
+  const Task tk = decode_task(p, rp, t);
+  if (tk.ng * tk.ni <= kFewRows) return few_rows_task(p, rp, t, tk, slot, partials);
+  const int64_t D = p.D, dp = round_up(D, 8);
+  const int64_t rows = tk.ng * tk.ni, mq = round_up(rows, kLanes);
+  const int64_t mq_max = round_up(p.q_block, opsnn::sdpa::kMaxLanes),
+                nk_max = round_up(p.kv_block, 8);
+  float* qt = slot;
+  float* ot = qt + dp * mq_max;
+  float* st = ot + dp * mq_max;
+  float* kp = st + nk_max * mq_max;
+  float* vp = kp + nk_max * dp;
+  float* m = vp + nk_max * dp;
+  float* l = m + mq_max;
+  float* qpos = l + mq_max;
+  float* alpha = qpos + mq_max;
+  int64_t* boff = reinterpret_cast<int64_t*>(alpha + mq_max);
+  int64_t* moff = boff + mq_max;
+#ifdef SDPA_BF16DOT
+  // bf16 pairs: Q^T [D/2][mq][2] (in qt's place), V [nk/2][D][2] (in vp's
+  // place), P^T [nk/2][mq][2] (after the row data).
+  uint16_t* qt16 = reinterpret_cast<uint16_t*>(qt);
+  uint16_t* vp16 = reinterpret_cast<uint16_t*>(vp);
+  uint16_t* pt16 = reinterpret_cast<uint16_t*>(moff + mq_max);
+#endif
+
+  const int64_t lk_b = valid_keys(p, tk.b);
+  const int64_t off = lk_b - p.Lq;  // key j is visible to query i iff j <= i + off
+  const int64_t chunk = split_chunk(p);
+  const int64_t kbeg = tk.split * chunk;
+  int64_t kend = std::min(kbeg + chunk, lk_b);
+  if (p.causal) kend = std::min(kend, tk.i0 + tk.ni - 1 + off + 1);
+
+  for (int64_t r = 0; r < mq; ++r) {
+    m[r] = kNegInf;
+    l[r] = 0;
+    if (r < rows) {
+      const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
+      const int64_t qo = tk.b * p.qsb + h * p.qsh + i * p.qsl;
+#ifdef SDPA_BF16DOT
+      const uint16_t* qs = reinterpret_cast<const uint16_t*>(p.q) + qo;
+      for (int64_t d = 0; d < D; ++d) qt16[((d >> 1) * mq + r) * 2 + (d & 1)] = qs[d];
+#else
+      gather_col(p.q, p.dtype, qo, qt + r, mq, D, p.scale);
+#endif
+      qpos[r] = static_cast<float>(i);
+      boff[r] = tk.b * p.bias.sb + h * p.bias.sh + i * p.bias.si;
+      moff[r] = tk.b * p.mask.sb + h * p.mask.sh + i * p.mask.si;
+    } else {
+#ifdef SDPA_BF16DOT
+      for (int64_t d = 0; d < D; ++d) qt16[((d >> 1) * mq + r) * 2 + (d & 1)] = 0;
+#else
+      for (int64_t d = 0; d < D; ++d) qt[d * mq + r] = 0;
+#endif
+      qpos[r] = 3e38f;
+    }
+  }
+  for (int64_t x = 0; x < D * mq; ++x) ot[x] = 0;
+
+    // A bias / mask that does not vary over the task's rows (a key-padding
+    // mask, a per-key bias) is one row: applied as whole vectors per key.
+#ifndef SDPA_BF16DOT
+  const bool direct = p.dtype == DType::f32 && !p.k.block_table && !p.v.block_table;
+#endif
+  const bool one_bias_row = p.bias.si == 0 && (p.bias.sh == 0 || tk.ng == 1);
+  const bool one_mask_row = p.mask.si == 0 && (p.mask.sh == 0 || tk.ng == 1);
+  const Vf neg_inf = set1(kNegInf), neg_max = set1(-3.4028235e38f);
+  for (int64_t j0 = kbeg; j0 < kend; j0 += p.kv_block) {
+    const int64_t nk = std::min(p.kv_block, kend - j0);
+    if (p.mask.data && !any_visible(p, moff, one_mask_row ? 1 : rows, j0, nk))
+      continue;  // tile wholly masked: skip it
+#ifdef SDPA_BF16DOT
+    bf16dot::pack_v(p, tk.b, tk.hkv, j0, nk, vp16);
+    bf16dot::scores(p, tk.b, tk.hkv, j0, nk, qt16, mq, st);
+#else
+    // f32 K/V rows at a constant stride (not paged) are read in place;
+    // otherwise (bf16/f16 conversion, paged) packed into f32 rows.
+    const float* kb = kp;
+    const float* vb = vp;
+    int64_t ldk = dp, ldv = dp;
+    if (direct) {
+      kb = static_cast<const float*>(p.k.data) + p.k.offset(tk.b, tk.hkv, j0);
+      vb = static_cast<const float*>(p.v.data) + p.v.offset(tk.b, tk.hkv, j0);
+      ldk = p.k.sl;
+      ldv = p.v.sl;
+    } else {
+      for (int64_t j = 0; j < nk; ++j) {
+        load_row(p.k.data, p.dtype, p.k.offset(tk.b, tk.hkv, j0 + j), kp + j * dp, D);
+        load_row(p.v.data, p.dtype, p.v.offset(tk.b, tk.hkv, j0 + j), vp + j * dp, D);
+      }
+    }
+    // Scores; the last keys (fewer than kRJ) from a zero-padded copy.
+    const int64_t nkf = nk / kRJ * kRJ;
+    for (int64_t j = 0; j < nkf; j += kRJ) qk_rows(kb + j * ldk, ldk, qt, mq, D, st + j * mq);
+    if (nkf < nk) {
+      float* kt = kp + nkf * dp;
+      for (int64_t j = nkf; j < nk; ++j)
+        if (direct) load_row(p.k.data, p.dtype, p.k.offset(tk.b, tk.hkv, j0 + j), kp + j * dp, D);
+      for (int64_t j = nk; j < nkf + kRJ; ++j)
+        for (int64_t d = 0; d < D; ++d) kp[j * dp + d] = 0;
+      qk_rows(kt, dp, qt, mq, D, st + nkf * mq);
+    }
+#endif
+    // Masks. Causal only where the block crosses the diagonal of the first row.
+    // The bias first, then the masks: a masked key is -inf whatever its bias.
+    if (p.bias.data) add_bias_tile(p.bias, boff, rows, j0, nk, st, mq, one_bias_row);
+    if (p.causal && j0 + nk - 1 > tk.i0 + off) {
+      for (int64_t j = 0; j < nk; ++j) {
+        const Vf lim = set1(static_cast<float>(j0 + j - off));
+        for (int64_t iv = 0; iv < mq; iv += kLanes) {
+          const Vf s = load(st + j * mq + iv);
+          store(st + j * mq + iv, select(load(qpos + iv) < lim, neg_inf, s));
+        }
+      }
+    }
+    if (p.mask.data) apply_mask_tile(p.mask, moff, rows, j0, nk, st, mq, one_mask_row);
+    // Online softmax: new running max, rescale factor, P = exp(S - m) in place.
+    for (int64_t iv = 0; iv < mq; iv += kLanes) {
+      Vf mb = neg_inf;
+      for (int64_t j = 0; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
+      const Vf mo = load(m + iv), mn = max(mo, mb);
+      const Vf ms = select(mn < neg_max, zero(), mn);  // a row masked so far stays at 0
+      const Vf a = select(mo < neg_max, zero(), vexp_nonpos(mo - ms));
+      store(alpha + iv, a);
+      store(m + iv, mn);
+      Vf sum = zero();
+      for (int64_t j = 0; j < nk; ++j) {
+        const Vf s = load(st + j * mq + iv);
+        const Vf pr = select(s < neg_max, zero(), vexp_nonpos(s - ms));
+        store(st + j * mq + iv, pr);
+        sum = sum + pr;
+      }
+      store(l + iv, fma(load(l + iv), a, sum));
+    }
+#ifdef SDPA_BF16DOT
+    bf16dot::accumulate(st, mq, nk, vp16, D, ot, alpha, pt16);
+#else
+    // O^T = alpha O^T + V^T P^T.
+    int64_t d = 0;
+    for (; d + kRD <= D; d += kRD) {
+      int64_t iv = 0;
+      for (; iv + 2 * kLanes <= mq; iv += 2 * kLanes)
+        pv_tile<kRD, 2>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
+      if (iv < mq) pv_tile<kRD, 1>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
+    }
+    for (; d < D; ++d)
+      for (int64_t iv = 0; iv < mq; iv += kLanes)
+        pv_tile<1, 1>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
+#endif
+  }
+
+  if (p.kv_splits > 1) {
+    float* pt = partials + t * mq_max * (D + 2);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* pr = pt + r * (D + 2);
+      pr[0] = m[r];
+      pr[1] = l[r];
+      for (int64_t dd = 0; dd < D; ++dd) pr[2 + dd] = ot[dd * mq + r];
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
+    const int64_t oo = tk.b * p.osb + h * p.osh + i * p.osl;
+    if (l[r] == 0)
+      put_zeros(p.out, p.dtype, oo, D);
+    else
+      scatter_col(ot + r, mq, p.out, p.dtype, oo, D, 1.0f / l[r]);
+    if (p.lse) p.lse[(tk.b * p.Hq + h) * p.Lq + i] = lse_of(m[r], l[r]);
+  }
+}
+
+}  // namespace sdpa_impl
