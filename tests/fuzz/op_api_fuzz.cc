@@ -367,7 +367,7 @@ void run_request(Reader& r, Request& q) {
     for (size_t i = 0; i < q.descs.size(); ++i) {
       TensorDesc& d = q.descs[i];
       if (d.absent) continue;
-      if (strided && d.rank() > 0 && d.shape.back() > 1) {
+      if (strided && d.rank() > 0 && d.shape.back() > 1 && d.shape.back() <= kRunElems) {
         opsnn::Shape wide = d.shape;
         wide.back() *= 2;
         opsnn::Strides st = opsnn::contiguous_strides(wide);
