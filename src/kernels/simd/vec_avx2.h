@@ -104,13 +104,6 @@ inline Vf min(Vf a, Vf b) { return {_mm256_min_ps(a.v, b.v)}; }
 inline Vf max(Vf a, Vf b) { return {_mm256_max_ps(a.v, b.v)}; }
 inline Vf abs(Vf a) { return {_mm256_andnot_ps(_mm256_set1_ps(-0.0f), a.v)}; }
 inline Vf sqrt(Vf a) { return {_mm256_sqrt_ps(a.v)}; }
-// 1/a for finite nonzero a within ~2 ulp: the 12-bit estimate and one Newton
-// step, so element-wise kernels do not wait on the divider. Not the same bits
-// on every ISA (scalar divides): for ops with a tolerance, not for vmath.
-inline Vf recip_nr(Vf a) {
-  const __m256 r = _mm256_rcp_ps(a.v);
-  return {_mm256_fmadd_ps(r, _mm256_fnmadd_ps(a.v, r, _mm256_set1_ps(1.0f)), r)};
-}
 inline Vf floor(Vf a) { return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)}; }
 inline Vf round(Vf a) {
   return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};

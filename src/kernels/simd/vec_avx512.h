@@ -97,12 +97,6 @@ inline Vf min(Vf a, Vf b) { return {_mm512_min_ps(a.v, b.v)}; }
 inline Vf max(Vf a, Vf b) { return {_mm512_max_ps(a.v, b.v)}; }
 inline Vf abs(Vf a) { return {_mm512_abs_ps(a.v)}; }
 inline Vf sqrt(Vf a) { return {_mm512_sqrt_ps(a.v)}; }
-// 1/a for finite nonzero a within ~1 ulp: the 14-bit estimate and one Newton
-// step (see vec_avx2.h).
-inline Vf recip_nr(Vf a) {
-  const __m512 r = _mm512_rcp14_ps(a.v);
-  return {_mm512_fmadd_ps(r, _mm512_fnmadd_ps(a.v, r, _mm512_set1_ps(1.0f)), r)};
-}
 inline Vf floor(Vf a) {
   return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)};
 }

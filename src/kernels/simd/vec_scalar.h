@@ -63,8 +63,6 @@ inline Vf min(Vf a, Vf b) { return {a.v < b.v ? a.v : b.v}; }
 inline Vf max(Vf a, Vf b) { return {a.v > b.v ? a.v : b.v}; }
 inline Vf abs(Vf a) { return {std::fabs(a.v)}; }
 inline Vf sqrt(Vf a) { return {std::sqrt(a.v)}; }
-// 1/a (the vector headers use an estimate and a Newton step).
-inline Vf recip_nr(Vf a) { return {1.0f / a.v}; }
 inline Vf floor(Vf a) { return {std::floor(a.v)}; }
 inline Vf round(Vf a) { return {std::nearbyint(a.v)}; }
 inline Vf copysign(Vf mag, Vf sign) { return {std::copysign(mag.v, sign.v)}; }

@@ -22,20 +22,20 @@ inline Vf exp_in_range(Vf t) {
 // 2 s (1 + s^2/3 + ... + s^12/13); truncation below 2e-8 relative, and
 // relative accuracy kept for tiny u (no 1 + u rounding).
 inline Vf log1p_unit(Vf u) {
-  const Vf s = u * recip_nr(set1(2.0f) + u);
+  const Vf s = u / (set1(2.0f) + u);
   static constexpr float c[] = {1.0f, 1 / 3.0f, 1 / 5.0f, 1 / 7.0f, 1 / 9.0f, 1 / 11.0f, 1 / 13.0f};
   return (s + s) * poly(s * s, c);
 }
 
 // x * sigmoid(-k x) = x / (1 + e^(k x)) for k < 0, with e^ clamped to
-// [e^-87, e^88] (normal results): one exp and one reciprocal (recip_nr: no divider), about half the
+// [e^-87, e^88] (normal results): one exp and one division, about half the
 // work of x * vsigmoid(x). Within a few ulps where |silu| > 1e-37; where the
 // exponent passes 88 (x < -88/|k|, down to -inf) it returns -0 (the true
 // value is below 1e-36 in magnitude). NaN propagates.
 inline Vf silu_fast(Vf x, Vf neg_k) {
   Vf t = x * neg_k;
   Vf e = exp_in_range(min(max(t, set1(-87.0f)), set1(88.0f)));
-  return select(t > set1(88.0f), set1(-0.0f), x * recip_nr(set1(1.0f) + e));
+  return select(t > set1(88.0f), set1(-0.0f), x / (set1(1.0f) + e));
 }
 
 // Operand order matters: max/min return their second operand when either is
@@ -50,22 +50,18 @@ inline Vf apply(Vf x, const unary::Params& p) {
   if constexpr (K == Kind::relu) return max_keep_nan(x, zero());
   if constexpr (K == Kind::leaky_relu) return select(x < zero(), x * set1(p.alpha), x);
   if constexpr (K == Kind::gelu_erf) {
-    // 0.5 x (1 + erf(x / sqrt 2)) with the rational verf_fast = num/den (a few
-    // ulps of erf, half the work of verf; this op's f32 tolerance is 1e-5) and
-    // recip_nr for 1/den. For x < 0 it is 0.5 x (den + num) / den: the
-    // cancellation happens before the reciprocal's error is applied.
+    // 0.5 x + 0.5 x erf(x / sqrt 2) with the rational verf_fast (a few ulps
+    // of erf, half the work of verf; this op's f32 tolerance is 1e-5).
     // Below -10 the result is under 1e-22 in magnitude: -0 (and no inf - inf at -inf).
-    Vf hx = x * set1(0.5f), num, den;
-    erf_fast_parts(x * set1(0.70710678118654752f), &num, &den);
-    Vf r = recip_nr(den);
-    Vf y = select(x < zero(), hx * ((den + num) * r), fma(hx, num * r, hx));
+    Vf hx = x * set1(0.5f);
+    Vf y = fma(hx, verf_fast(x * set1(0.70710678118654752f)), hx);
     return select(x < set1(-10.0f), set1(-0.0f), y);
   }
   if constexpr (K == Kind::gelu_tanh) {
     // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)): one exp, no cancellation for u << 0.
     Vf t = set1(-2 * 0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);  // -2u
     Vf e = exp_in_range(min(max(t, set1(-87.0f)), set1(88.0f)));
-    return select(t > set1(88.0f), set1(-0.0f), x * recip_nr(one + e));  // -0 down to -inf
+    return select(t > set1(88.0f), set1(-0.0f), x / (one + e));  // -0 down to -inf
   }
   if constexpr (K == Kind::quick_gelu) return silu_fast(x, set1(-1.702f));
   if constexpr (K == Kind::silu) return silu_fast(x, set1(-1.0f));
@@ -87,11 +83,11 @@ inline Vf apply(Vf x, const unary::Params& p) {
   }
   if constexpr (K == Kind::mish) {
     // x tanh(log(1 + e^x)) = x n / (n + 2) with n = e^x (e^x + 2): one exp and one
-    // reciprocal. Above 20 the factor rounds to 1 (x is clamped so n stays finite);
+    // division. Above 20 the factor rounds to 1 (x is clamped so n stays finite);
     // below -87 the result is under 1.5e-36 in magnitude: -0 (down to -inf).
     Vf e = exp_in_range(min(set1(20.0f), max(set1(-87.0f), x)));  // NaN kept
     Vf n = e * (e + set1(2.0f));
-    return select(x < set1(-87.0f), set1(-0.0f), x * (n * recip_nr(n + set1(2.0f))));
+    return select(x < set1(-87.0f), set1(-0.0f), x * (n / (n + set1(2.0f))));
   }
   if constexpr (K == Kind::hardswish)
     // 0 below -3 (down to -inf); the factor in [0, 1] first so x = FLT_MAX stays finite.
