@@ -1,14 +1,40 @@
 // Unary kernels written once over the vec_*.h names; included by
 // unary_{scalar,avx2,avx512}.cc inside their ISA namespace.
 
+// e^t for t in [-87, 88] (callers clamp), for ops that only need it within
+// the op tolerance: 10 vector ops against vexp_normal's 16. n = round(t/ln2)
+// comes from the 1.5*2^23 + 127 shifter, whose low mantissa bits then hold the
+// biased exponent n + 127 of 2^n (no round/convert); r = t - n ln2 with ln2 as
+// one f32 and vexp_nonpos's degree-5 polynomial. Relative error < 5e-7.
+inline Vf exp_in_range(Vf t) {
+  const Vf shift = set1(12583039.0f);  // 1.5 * 2^23 + 127
+  const Vf j = fma(t, set1(1.44269504088896341f), shift);
+  const Vf n = j - shift;
+  const Vf r = fnma(n, set1(0.693147182464599609f), t);
+  Vf q = fma(set1(0.00831249356f), r, set1(0.0418900698f));
+  q = fma(q, r, set1(0.166671142f));
+  q = fma(q, r, set1(0.499992311f));
+  q = fma(q, r, set1(1.0f));
+  return fma(q, r, set1(1.0f)) * from_bits(shl<23>(bits(j)));
+}
+
+// log(1 + u) for u in [0, 1]: 2 atanh(s) with s = u / (2 + u) in [0, 1/3],
+// 2 s (1 + s^2/3 + ... + s^12/13); truncation below 2e-8 relative, and
+// relative accuracy kept for tiny u (no 1 + u rounding).
+inline Vf log1p_unit(Vf u) {
+  const Vf s = u / (set1(2.0f) + u);
+  static constexpr float c[] = {1.0f, 1 / 3.0f, 1 / 5.0f, 1 / 7.0f, 1 / 9.0f, 1 / 11.0f, 1 / 13.0f};
+  return (s + s) * poly(s * s, c);
+}
+
 // x * sigmoid(-k x) = x / (1 + e^(k x)) for k < 0, with e^ clamped to
-// [e^-87, e^88] (normal results, the cheap exp): one exp and one division, about
-// half the work of x * vsigmoid(x). Within a few ulps where |silu| > 1e-37;
-// where the exponent passes 88 (x < -88/|k|, down to -inf) it returns -0
-// (the true value is below 1e-36 in magnitude). NaN propagates.
+// [e^-87, e^88] (normal results): one exp and one division, about half the
+// work of x * vsigmoid(x). Within a few ulps where |silu| > 1e-37; where the
+// exponent passes 88 (x < -88/|k|, down to -inf) it returns -0 (the true
+// value is below 1e-36 in magnitude). NaN propagates.
 inline Vf silu_fast(Vf x, Vf neg_k) {
   Vf t = x * neg_k;
-  Vf e = vexp_normal(min(max(t, set1(-87.0f)), set1(88.0f)));
+  Vf e = exp_in_range(min(max(t, set1(-87.0f)), set1(88.0f)));
   return select(t > set1(88.0f), set1(-0.0f), x / (set1(1.0f) + e));
 }
 
@@ -33,9 +59,9 @@ inline Vf apply(Vf x, const unary::Params& p) {
   }
   if constexpr (K == Kind::gelu_tanh) {
     // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)): one exp, no cancellation for u << 0.
-    Vf u2 = set1(2 * 0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);
-    Vf e = vexp_normal(min(max(-u2, set1(-87.0f)), set1(88.0f)));
-    return select(-u2 > set1(88.0f), set1(-0.0f), x / (one + e));  // -0 down to -inf
+    Vf t = set1(-2 * 0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);  // -2u
+    Vf e = exp_in_range(min(max(t, set1(-87.0f)), set1(88.0f)));
+    return select(t > set1(88.0f), set1(-0.0f), x / (one + e));  // -0 down to -inf
   }
   if constexpr (K == Kind::quick_gelu) return silu_fast(x, set1(-1.702f));
   if constexpr (K == Kind::silu) return silu_fast(x, set1(-1.0f));
@@ -50,12 +76,18 @@ inline Vf apply(Vf x, const unary::Params& p) {
   if constexpr (K == Kind::abs) return abs(x);
   if constexpr (K == Kind::erf) return verf(x);
   if constexpr (K == Kind::softplus) {
-    // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|)
-    return max(x, zero()) + vlog(one + vexp(-abs(x)));
+    // log(1 + e^x) = max(x, 0) + log1p(e^-|x|); 0 below -87 (the true value
+    // is under 1.7e-38) and at -inf.
+    Vf u = exp_in_range(max(set1(-87.0f), -abs(x)));  // NaN kept (second operand)
+    return select(x < set1(-87.0f), zero(), max(x, zero()) + log1p_unit(u));
   }
   if constexpr (K == Kind::mish) {
-    Vf sp = max(x, zero()) + vlog(one + vexp(-abs(x)));
-    return select(x < set1(-3.40282347e38f), set1(-0.0f), x * vtanh(sp));  // -0 at -inf
+    // x tanh(log(1 + e^x)) = x n / (n + 2) with n = e^x (e^x + 2): one exp and one
+    // division. Above 20 the factor rounds to 1 (x is clamped so n stays finite);
+    // below -87 the result is under 1.5e-36 in magnitude: -0 (down to -inf).
+    Vf e = exp_in_range(min(set1(20.0f), max(set1(-87.0f), x)));  // NaN kept
+    Vf n = e * (e + set1(2.0f));
+    return select(x < set1(-87.0f), set1(-0.0f), x * (n / (n + set1(2.0f))));
   }
   if constexpr (K == Kind::hardswish)
     // 0 below -3 (down to -inf); the factor in [0, 1] first so x = FLT_MAX stays finite.
