@@ -47,8 +47,9 @@ demo: build
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# Under the sanitizers the op case tables run once (ops_avx512, which is
-# capped to the CPU), not once per forced ISA: the Release run covers every ISA.
+# Under the sanitizers the op case tables and the allocation count run once
+# (ops_avx512 and alloc_free_run_avx512, capped to the CPU), not once per
+# forced ISA: the Release run covers every ISA.
 
 # For development: the Python package built in the Release tree (the library
 # is not compiled a second time) and tested with pytest.
@@ -76,7 +77,7 @@ $(ASAN_BUILD)/build.ninja: | setup
 test-asan: setup $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -LE slow -E '^ops_(scalar|avx2)$$'
+	  ctest --output-on-failure -j $(JOBS) -LE slow -E '^(ops|alloc_free_run)_(scalar|avx2)$$'
 
 test: test-release test-pip test-asan
 
