@@ -81,5 +81,20 @@ TEST(FuzzFound, ScalarKernelsConvertNaNToIntegerWithoutUndefinedBehaviour) {
   }
 }
 
+// The decode op form (M <= 16, B read in place, f32 A) needs no workspace;
+// run_plan still offset the null workspace pointer to its scratch (UBSan:
+// "applying non-zero offset to null pointer").
+TEST(FuzzFound, DecodeMatmulRunsWithoutWorkspace) {
+  Tensor a = Tensor::empty({1, 64}, DType::f32), b = Tensor::empty({64, 48}, DType::f32);
+  for (int64_t i = 0; i < a.numel(); ++i) a.flat_set(i, 0.01 * static_cast<double>(i % 7));
+  for (int64_t i = 0; i < b.numel(); ++i) b.flat_set(i, 0.02 * static_cast<double>(i % 5));
+  Op op = Op::create("matmul", {a.desc(), b.desc()});
+  ASSERT_EQ(op.workspace_bytes(), 0u);
+  std::vector<Tensor> outs{Tensor::empty(op.outputs()[0].shape, DType::f32)};
+  op.run(std::vector<Tensor>{a, b}, outs);
+  const CaseResult r = compare_with_reference(op, {a, b}, outs);
+  EXPECT_TRUE(r.passed) << r.message;
+}
+
 }  // namespace
 }  // namespace opsnn

@@ -96,7 +96,8 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
   const int64_t out_mat = plan.M * nout;
   const int threads = std::max(1, std::min(plan.threads, num_threads()));
   const WsLayout l(plan, params, packed_b != nullptr);
-  char* const scratch = static_cast<char*>(ws) + l.b;
+  // (No workspace on the in-place path when A needs no conversion: ws may be null.)
+  char* const scratch = ws ? static_cast<char*>(ws) + l.b : nullptr;
   auto offsets = [&](int64_t bi, int64_t* o) {  // o: a, b, add, res
     o[0] = o[1] = o[2] = o[3] = 0;
     for (size_t d = nb; d-- > 0;) {
