@@ -96,5 +96,31 @@ TEST(FuzzFound, DecodeMatmulRunsWithoutWorkspace) {
   EXPECT_TRUE(r.passed) << r.message;
 }
 
+// The decode op form took a B with one column (or one row) and neither
+// stride 1 as if the other stride were free too: matmul of [7, 15] by a 1-D
+// B read with stride 2 used B's elements 0..14 instead of 0, 2, .., 28.
+TEST(FuzzFound, DecodeMatmulKeepsTheStrideOfAOneColumnOrOneRowB) {
+  for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
+    struct Case {
+      Shape a, b_full;
+      int64_t axis, step;
+    };
+    // [7,15] x [30][::2] (a vector), [7,8] x [24,1][::3], [5,1] x [1,27][:, ::3].
+    for (const Case& c :
+         {Case{{7, 15}, {30}, 0, 2}, Case{{7, 8}, {24, 1}, 0, 3}, Case{{5, 1}, {1, 27}, 1, 3}}) {
+      Tensor a = Tensor::empty(c.a, dt), bf = Tensor::empty(c.b_full, dt);
+      for (int64_t i = 0; i < a.numel(); ++i) a.flat_set(i, 0.25 * static_cast<double>(i % 9) - 1);
+      for (int64_t i = 0; i < bf.numel(); ++i)
+        bf.flat_set(i, 0.5 * static_cast<double>(i % 7) - 1.5);
+      const Tensor b = bf.slice(c.axis, 0, bf.dim(c.axis), c.step);
+      Op op = Op::create("matmul", {a.desc(), b.desc()});
+      const std::vector<Tensor> outs = op({a, b});
+      const CaseResult r = compare_with_reference(op, {a, b}, outs);
+      EXPECT_TRUE(r.passed) << dtype_name(dt) << " " << shape_str(c.a) << " x " << b.desc().str()
+                            << ": " << r.message;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace opsnn

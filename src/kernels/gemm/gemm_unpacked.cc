@@ -54,12 +54,14 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
   }
   // B's strides as given: a unit column stride is read row-major, a unit row
   // stride as weight rows (the per-ISA code decides).
+  // N == 1 or K == 1 (unpacked_layout_ok) with neither stride 1: the stride
+  // of the dim of size 1 is free, the other one is not.
   MatView bv = b;
-  if (bv.cs != 1 && bv.rs != 1) {  // N == 1 or K == 1: either stride is free
+  if (bv.cs != 1 && bv.rs != 1) {
     if (N <= 1)
-      bv.cs = 0, bv.rs = 1;
+      bv.cs = 1;  // one column, B[k][0] at k * rs: read row-major
     else
-      bv.rs = 0, bv.cs = 1;
+      bv.rs = 1;  // one row, B[0][n] at n * cs: read as weight rows
   }
   UnpackedFn fn = p.isa == Isa::avx512 ? unpacked_avx512()
                   : p.isa == Isa::avx2 ? unpacked_avx2()
