@@ -278,8 +278,11 @@ def test_constant_operands(rng):
     assert lin.inputs[1].is_constant and not lin.inputs[0].is_constant
     ref = plain(x, w, b)
     w[:] = 0  # the Op keeps its own copy of the constant
-    np.testing.assert_array_equal(lin(x), ref)
-    np.testing.assert_array_equal(lin(x, None, None), ref)
+    got = lin(x)
+    # At M <= 16 the plain weight is read in place (dot products over K), the
+    # constant one packed: other summation order, not other bits of the result.
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(lin(x, None, None), got)
     with pytest.raises(ops_nn.Error, match="only constant operands may be left out"):
         ops_nn.Op("linear", inputs=[x, w, b])(x)
 
