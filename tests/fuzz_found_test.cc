@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "opsnn/check.h"
@@ -119,6 +120,21 @@ TEST(FuzzFound, DecodeMatmulKeepsTheStrideOfAOneColumnOrOneRowB) {
       EXPECT_TRUE(r.passed) << dtype_name(dt) << " " << shape_str(c.a) << " x " << b.desc().str()
                             << ": " << r.message;
     }
+  }
+}
+
+// An empty tensor whose other dims multiply beyond int64 (topk over
+// [3, 1000, 0, 0, INT64_MAX]) overflowed in contiguous_strides (UBSan).
+TEST(FuzzFound, EmptyTensorWithHugeDimsHasNoStrideOverflow) {
+  const Shape s{3, 1000, 0, 0, INT64_MAX};
+  const Strides st = contiguous_strides(s);
+  EXPECT_EQ(st.back(), 1);
+  Tensor t = Tensor::zeros(s, DType::f16);
+  EXPECT_EQ(t.numel(), 0);
+  try {  // valid or refused with the op's error; never undefined behaviour
+    Op op = Op::create("topk", {t.desc()}, {{"axis", int64_t{1}}, {"k", int64_t{33}}});
+    (void)op({t});
+  } catch (const Error&) {
   }
 }
 

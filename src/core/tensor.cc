@@ -1,6 +1,7 @@
 #include "opsnn/tensor.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -37,7 +38,9 @@ Strides contiguous_strides(const Shape& s) {
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= s[i] > 0 ? s[i] : 1;
+    // Saturates: a product beyond int64 only occurs in a shape with a zero
+    // dim (no element is ever addressed) or one shape_numel refuses.
+    if (__builtin_mul_overflow(acc, s[i] > 0 ? s[i] : 1, &acc)) acc = INT64_MAX;
   }
   return st;
 }
