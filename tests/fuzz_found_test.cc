@@ -138,5 +138,18 @@ TEST(FuzzFound, EmptyTensorWithHugeDimsHasNoStrideOverflow) {
   }
 }
 
+// A reduction whose reduced extent is empty but whose kept inner dim is not
+// (prod over axes 0, 2, 3 of [0, 16, 5, 7, 7]) offset the null data pointer
+// of the empty input (UBSan). It now writes the identity without reading x.
+TEST(FuzzFound, ReductionOverAnEmptyExtentWithKeptInnerDims) {
+  for (const char* op : {"prod", "sum", "mean"}) {  // (max refuses an empty extent)
+    Tensor x = Tensor::zeros({0, 16, 5, 7, 7}, DType::f32);
+    Op o = Op::create(op, {x}, {{"axes", std::vector<int64_t>{0, 2, 3}}, {"keepdims", int64_t{1}}});
+    const std::vector<Tensor> outs = o({x});
+    const CaseResult r = compare_with_reference(o, {x}, outs);
+    EXPECT_TRUE(r.passed) << op << ": " << r.message;
+  }
+}
+
 }  // namespace
 }  // namespace opsnn

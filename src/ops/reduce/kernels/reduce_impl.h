@@ -288,6 +288,11 @@ void run_typed(const reduce::Plan& p, const T* x, T* y, float* ws) {
       for (int64_t o = 0; o < p.kcount; ++o) store1(y + o, finish<K>(ident<K>(), 0));
     return;
   }
+  if (p.rcount == 0) {  // an empty reduced extent: x has no element to read
+    const int64_t n = p.inner_reduced ? p.kcount : p.kcount * p.inner;
+    for (int64_t o = 0; o < n; ++o) store1(y + o, finish<K>(ident<K>(), 0));
+    return;
+  }
   if (p.inner_reduced)
     run_inner_reduced<K>(p, x, y, ws);
   else
