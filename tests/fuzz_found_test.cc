@@ -151,5 +151,13 @@ TEST(FuzzFound, ReductionOverAnEmptyExtentWithKeptInnerDims) {
   }
 }
 
+// The same overflow in the framework's rebinding of an op's output strides
+// (relu of [2^62, 0, 2]).
+TEST(FuzzFound, EmptyOutputWithHugeDimsHasNoStrideOverflow) {
+  Tensor x = Tensor::zeros({int64_t{1} << 62, 0, 2}, DType::f32);
+  const std::vector<Tensor> y = call("relu", {x});
+  EXPECT_EQ(y[0].numel(), 0);
+}
+
 }  // namespace
 }  // namespace opsnn

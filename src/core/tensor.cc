@@ -71,11 +71,12 @@ void Tensor::rebind_contiguous(const Shape& shape, DType dtype, void* data) {
   desc_.dtype = dtype;
   desc_.shape = shape;
   desc_.strides.clear();
-  strides_.resize(shape.size());
+  strides_.resize(shape.size());  // in place: this runs in Op::run, which must not allocate
   int64_t acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides_[i] = acc;
-    acc *= std::max<int64_t>(shape[i], 1);
+    // Saturates, as contiguous_strides does (only a shape with a zero dim gets there).
+    if (__builtin_mul_overflow(acc, std::max<int64_t>(shape[i], 1), &acc)) acc = INT64_MAX;
   }
   storage_.reset();
   data_ = data;
