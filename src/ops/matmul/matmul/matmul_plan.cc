@@ -47,6 +47,7 @@ const char* at(const Tensor& t, int64_t off) {
 // thread: [its batch's B (per-batch B only)][the engine's scratch for one thread].
 struct WsLayout {
   size_t b = 0, all = 0, slot_b = 0, slot = 0;
+  WsLayout() = default;
   WsLayout(const Plan& plan, const gemm::Params& params, bool b_packed_at_create) {
     const int64_t nout = plan.gated ? plan.N / 2 : plan.N;
     auto engine = [&](int threads) {
@@ -95,7 +96,9 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
   const int64_t nout = plan.gated ? plan.N / 2 : plan.N;
   const int64_t out_mat = plan.M * nout;
   const int threads = std::max(1, std::min(plan.threads, num_threads()));
-  const WsLayout l(plan, params, packed_b != nullptr);
+  // The decode path reads B in place and needs no engine layout.
+  const bool in_place = !packed_b && reads_b_in_place(plan);
+  const WsLayout l = in_place ? WsLayout() : WsLayout(plan, params, packed_b != nullptr);
   // (No workspace on the in-place path when A needs no conversion: ws may be null.)
   char* const scratch = ws ? static_cast<char*>(ws) + l.b : nullptr;
   auto offsets = [&](int64_t bi, int64_t* o) {  // o: a, b, add, res
@@ -146,7 +149,7 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     }
     return;
   }
-  if (reads_b_in_place(plan)) {
+  if (in_place) {
     auto one = [&](int64_t bi, void* a_ws) {
       int64_t o[4];
       offsets(bi, o);
