@@ -6,7 +6,7 @@
 //  - mid (M = 16 .. 256, part "mid", not in "all"): f32 pre-packed matmul vs
 //    matmul_wq int4/int8 (group 128) on its tiled (decode) path and on its
 //    panel path (panel_cols 128 / 256 / 512), chosen per contender through
-//    quant::wq_paths(); GFLOP/s and the ratio to f32
+//    the attributes panel_min_m / panel_cols; GFLOP/s and the ratio to f32
 // Each round runs every contender of a shape once (interleaved), min/median
 // over the rounds. Run it on an otherwise idle machine:
 //   build/bench/opsnn_bench_quant [rounds] [threads] [all|decode|compute|mid] [M,M,..]
@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "ops/quant/quant.h"
 #include "opsnn/bench.h"
 #include "opsnn/opsnn.h"
 #include "side_by_side.h"
@@ -74,22 +73,20 @@ struct WqCase {
   std::vector<Tensor> ins, outs;
   std::unique_ptr<Arena> ws;
   std::span<std::byte> w;
-  quant::WqPaths paths;  // set before create and before every run
-  WqCase(const Tensor& x, int64_t N, int bits, int group, quant::WqPaths p = quant::WqPaths{})
-      : paths(p) {
-    quant::wq_paths() = paths;
+  // paths: matmul_wq's tuning attributes (panel_min_m, panel_cols), if any.
+  WqCase(const Tensor& x, int64_t N, int bits, int group, const Attrs& paths = {}) {
     const int64_t K = x.dim(1);
     ins = {x, rand_bytes({N, bits == 4 ? K / 2 : K}, bits == 4 ? DType::u8 : DType::i8, 7),
            rand_f32({N, K / group}, 0.001f, 0.01f, 9)};
-    op = Op::create("matmul_wq", ins, {{"bits", int64_t{bits}}, {"group", int64_t{group}}});
+    Attrs attrs = paths;
+    attrs.set("bits", int64_t{bits});
+    attrs.set("group", int64_t{group});
+    op = Op::create("matmul_wq", ins, attrs);
     for (const TensorDesc& d : op.outputs()) outs.push_back(Tensor::zeros(d.shape, d.dtype));
     ws = std::make_unique<Arena>(op.workspace_bytes() + kAlignment);
     w = ws->span(op.workspace_bytes());
   }
-  void run() {
-    quant::wq_paths() = paths;
-    op.run(ins, outs, w);
-  }
+  void run() { op.run(ins, outs, w); }
   double weight_bytes() const { return static_cast<double>(ins[1].nbytes() + ins[2].nbytes()); }
 };
 
@@ -155,16 +152,9 @@ int main(int argc, char** argv) {
     std::printf("%-16s %-18s %9s %9s %8s %9s\n", "shape", "kernel", "min_ms", "med_ms", "GFLOP/s",
                 "x_f32");
     const int64_t n = 4096, k = 4096;
-    auto tiled = [] {
-      quant::WqPaths p;
-      p.panel_min_m = int64_t{1} << 40;
-      return p;
-    };
+    auto tiled = [] { return Attrs{{"panel_min_m", int64_t{1} << 40}}; };
     auto panel = [](int64_t cols) {
-      quant::WqPaths p;
-      p.panel_min_m = 1;
-      p.panel_cols = cols;
-      return p;
+      return Attrs{{"panel_min_m", int64_t{1}}, {"panel_cols", cols}};
     };
     for (int64_t m : ms) {
       Tensor x = rand_f32({m, k}, -1, 1, 1);
@@ -189,7 +179,6 @@ int main(int argc, char** argv) {
       std::vector<std::function<void()>> fns;
       for (auto& c : cs) fns.push_back(c.second);
       const std::vector<Stat> st = time_side_by_side(fns, rounds);
-      quant::wq_paths() = quant::WqPaths{};
       const std::string shape =
           std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
       for (size_t i = 0; i < cs.size(); ++i)

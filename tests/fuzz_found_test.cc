@@ -159,5 +159,20 @@ TEST(FuzzFound, EmptyOutputWithHugeDimsHasNoStrideOverflow) {
   EXPECT_EQ(y[0].numel(), 0);
 }
 
+// topk's float64 reference sized its sort order by the axis length: over an
+// empty f32[0, 2^63-1, 2^63-1] that is a vector of 2^63-1 entries
+// (std::length_error out of the reference kernel). References are not run
+// when every output is empty.
+TEST(FuzzFound, ReferenceOfAnEmptyOutputIsNotRun) {
+  const int64_t big = INT64_MAX;
+  Tensor x = Tensor::empty({0, big, big}, DType::f32);
+  Op o = Op::create("topk", {x}, {{"k", int64_t{1} << 62}}, "topk_ref_f64");
+  std::vector<Tensor> outs;
+  for (const TensorDesc& d : o.outputs()) outs.push_back(Tensor::empty(d.shape, d.dtype));
+  o.run(std::vector<Tensor>{x}, outs);
+  const CaseResult r = compare_with_reference(o, {x}, outs);
+  EXPECT_TRUE(r.passed) << r.message;
+}
+
 }  // namespace
 }  // namespace opsnn

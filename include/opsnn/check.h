@@ -15,7 +15,8 @@ struct CaseResult {
   double max_abs_err = 0, max_rel_err = 0;
   double worst_ratio = 0;  // max |err| / (atol + rtol |ref|); <= 1 passes
   bool passed = false;
-  std::string message;  // why it failed (or threw)
+  bool declined = false;  // the forced kernel does not take this case (not run, not failed)
+  std::string message;    // why it failed, threw or was declined
 };
 
 struct CheckOptions {

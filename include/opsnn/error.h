@@ -23,6 +23,13 @@ class Error : public std::runtime_error {
   std::string op_, arg_, expected_, got_;
 };
 
+// Op::create with a forced kernel that exists but does not take the call (its
+// reason is in what()): a case another kernel covers, not a failure of the op.
+class KernelDeclined : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] void fail(const std::string& op, const std::string& arg, const std::string& expected,
                        const std::string& got);
 

@@ -279,5 +279,10 @@ std::vector<Tensor> call(const std::string& op, const std::vector<Tensor>& input
 std::vector<double> to_double(const Tensor& t);  // row-major, any dtype/strides
 RefTensor to_ref(const Tensor& t);
 void from_ref(const RefTensor& r, Tensor& t);  // converts into t's dtype
+// The call's float64 reference on `inputs` (one per call input; absent ones
+// skipped, an undefined one that is a constant operand read from the call):
+// its outputs, shaped as the call's. When every output is empty the reference is not run
+// (nothing to compute, and the inputs may be empty with dims near INT64_MAX).
+std::vector<RefTensor> run_reference(const OpCall& call, const Tensor* inputs);
 
 }  // namespace opsnn

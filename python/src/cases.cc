@@ -22,14 +22,7 @@ nb::list cases(const std::string& op, nb::handle dtype, uint64_t seed) {
   for (const opsnn::CheckCase& c : s.cases(t)) {
     std::vector<opsnn::Tensor> ins = opsnn::make_case_inputs(c, t, ++seed);
     opsnn::OpCall call = opsnn::make_call(s, opsnn::case_descs(c, t), c.attrs);
-    std::vector<opsnn::RefTensor> rin(ins.size()), rout(call.outputs.size());
-    for (size_t i = 0; i < ins.size(); ++i)
-      if (call.has_input(i)) rin[i] = opsnn::to_ref(ins[i]);
-    for (size_t i = 0; i < rout.size(); ++i) {
-      rout[i].shape = call.outputs[i].shape;
-      rout[i].data.assign(static_cast<size_t>(call.outputs[i].numel()), 0.0);
-    }
-    s.reference(call, rin, rout);
+    std::vector<opsnn::RefTensor> rout = opsnn::run_reference(call, ins.data());
     nb::list pins, refs, tols;
     for (opsnn::Tensor& x : ins)
       pins.append(x.defined() && (x.data() || x.numel() == 0) ? from_tensor(x, Kind::numpy)

@@ -95,6 +95,7 @@ nb::list check(const std::string& op, nb::handle dtype, const std::string& kerne
     d["max_rel_err"] = r.max_rel_err;
     d["worst_ratio"] = r.worst_ratio;
     d["passed"] = r.passed;
+    d["declined"] = r.declined;
     d["message"] = r.message;
     l.append(d);
   }

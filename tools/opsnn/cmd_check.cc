@@ -23,7 +23,7 @@ int run_check(const CheckArgs& a) {
     dtypes = {DType::f32, DType::bf16, DType::f16};
   else
     dtypes = {dtype_from_name(a.dtype)};
-  int failed = 0, passed = 0, skipped = 0;
+  int failed = 0, passed = 0, declined = 0, skipped = 0;
   for (const std::string& op : ops) {
     const OpSchema& s = Registry::global().schema(op);
     for (DType t : dtypes) {
@@ -39,16 +39,23 @@ int run_check(const CheckArgs& a) {
       opt.kernel = a.kernel;
       opt.determinism = a.determinism;
       for (const CaseResult& r : check_op(op, opt)) {
-        r.passed ? ++passed : ++failed;
-        if (a.verbose || !r.passed || !a.all)
+        r.declined ? ++declined : r.passed ? ++passed : ++failed;
+        if (a.verbose || (!r.passed && !r.declined) || !a.all)
           std::printf("%-4s %-14s %-5s %-26s %-26s max_abs %.3g max_rel %.3g%s%s\n",
-                      r.passed ? "ok" : "FAIL", op.c_str(), dtype_name(t), r.case_name.c_str(),
-                      r.kernel.c_str(), r.max_abs_err, r.max_rel_err, r.message.empty() ? "" : "  ",
+                      r.declined ? "decl"
+                      : r.passed ? "ok"
+                                 : "FAIL",
+                      op.c_str(), dtype_name(t), r.case_name.c_str(), r.kernel.c_str(),
+                      r.max_abs_err, r.max_rel_err, r.message.empty() ? "" : "  ",
                       r.message.c_str());
       }
     }
   }
-  std::printf("%d passed, %d failed\n", passed, failed);
+  if (declined)
+    std::printf("%d passed, %d failed, %d declined by kernel '%s'\n", passed, failed, declined,
+                a.kernel.c_str());
+  else
+    std::printf("%d passed, %d failed\n", passed, failed);
   (void)skipped;
   return failed ? 1 : 0;
 }

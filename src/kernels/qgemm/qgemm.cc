@@ -50,11 +50,14 @@ void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* ds
   });
 }
 
-size_t workspace_bytes(int nr, int64_t M, int64_t N, int64_t K) {
+size_t workspace_bytes(int nr, int mr, int64_t M, int64_t N, int64_t K, int threads) {
   // packed A (u8, K padded to 4) + the per-column correction (N padded to nr) + alignment
   // M rounded up to a multiple of 12 (every kernel's rows per micro-panel divides it)
-  return static_cast<size_t>((M + 11) / 12 * 12 * k4_of(K) * 4) + 64 +
-         static_cast<size_t>(panels(nr, N) * nr) * 4 + 64;
+  const size_t a_and_corr = static_cast<size_t>((M + 11) / 12 * 12 * k4_of(K) * 4) + 64 +
+                            static_cast<size_t>(panels(nr, N) * nr) * 4 + 64;
+  if (k4_of(K) <= kc4_max(mr, nr)) return a_and_corr;
+  const size_t tile = static_cast<size_t>(block_rows(mr) * block_cols(nr)) * sizeof(int32_t);
+  return a_and_corr + static_cast<size_t>(std::max(threads, 1)) * tile + 64;
 }
 
 }  // namespace opsnn::qgemm

@@ -50,7 +50,8 @@ struct Args {
   void* y = nullptr;  // [M, N] rows ldy apart (elements)
   int64_t ldy = 0;
   Epilogue ep;
-  void* ws = nullptr;  // workspace_bytes(M, N, K, nr)
+  void* ws = nullptr;  // workspace_bytes(nr, mr, M, N, K, threads)
+  int threads = 1;     // the threads ws was sized for
 };
 
 // One ISA's kernel: panel width, rows per microkernel, and the driver.
@@ -73,6 +74,11 @@ size_t packed_bytes(int nr, int64_t N, int64_t K);
 // w [N, K] int8 with row stride ldw (elements).
 void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* dst);
 const int32_t* packed_colsum(const void* packed, int nr, int64_t N, int64_t K);
-size_t workspace_bytes(int nr, int64_t M, int64_t N, int64_t K);
+// Packed A, the column corrections and, when K is blocked, one int32 tile
+// buffer (the driver's MC x NC block) per thread.
+size_t workspace_bytes(int nr, int mr, int64_t M, int64_t N, int64_t K, int threads);
+// The driver's block of C: mr * 8 rows by nr * 8 columns.
+inline int64_t block_rows(int mr) { return int64_t{mr} * 8; }
+inline int64_t block_cols(int nr) { return int64_t{nr} * 8; }
 
 }  // namespace opsnn::qgemm

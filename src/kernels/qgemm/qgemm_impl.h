@@ -95,41 +95,45 @@ inline void run(const qgemm::Args& a) {
                         flip, ap + p * kMR * lda4);
     }
   });
-  const int64_t MC = kMR * 8, NC = kNR * 8;
+  const int64_t MC = qgemm::block_rows(kMR), NC = qgemm::block_cols(kNR);
   const int64_t tm = (M + MC - 1) / MC, tn = (N + NC - 1) / NC;
   const int8_t* pw = static_cast<const int8_t*>(a.packed_w);
   // K blocks of at most kc4_max k4 steps (equal sizes), bounding the W panel
-  // slice one microkernel call streams. The int32 sums of a block tile are kept in a per-thread
-  // buffer (MC x NC, L2) across the K blocks. Integer sums: the blocking does not change any
-  // result.
+  // slice one microkernel call streams. The int32 sums of a block tile are kept
+  // across the K blocks in the thread's slot of the workspace (MC x NC, L2),
+  // after the corrections. Integer sums: the blocking does not change any result.
   const int64_t kc4_max = qgemm::kc4_max(kMR, kNR);
   const int64_t nkb = (K4 + kc4_max - 1) / kc4_max;
   const int64_t kc4 = (K4 + nkb - 1) / nkb;
-  parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
-    alignas(64) static thread_local int32_t cbuf[MC * NC];
-    alignas(64) int32_t tile1[kMR * kNR];  // one K block: a single L1-hot tile
-    for (int64_t t = b; t < e; ++t) {
-      const int64_t im = t % tm, in = t / tm;  // consecutive tasks share a block of W
-      const int64_t m0 = im * MC, m1 = std::min(M, m0 + MC);
-      const int64_t n0 = in * NC, n1 = std::min(N, n0 + NC);
-      for (int64_t k40 = 0; k40 < K4; k40 += kc4) {
-        const int64_t kn = std::min(kc4, K4 - k40);
-        const bool last = k40 + kn == K4;
-        for (int64_t p0 = n0; p0 < n1; p0 += kNR) {
-          const int8_t* wp = pw + (p0 / kNR) * kNR * lda4 + k40 * kNR * 4;
-          const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
-          for (int64_t mm = m0; mm < m1; mm += kMR) {
-            const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
-            int32_t* tile =
-                nkb == 1 ? tile1
-                         : cbuf + ((p0 - n0) / kNR * (MC / kMR) + (mm - m0) / kMR) * kMR * kNR;
-            kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4 + k40 * kMR * 4, wp, kn, tile, k40 > 0);
-            if (last)
-              for (int i = 0; i < mr; ++i)
-                epilogue_row(a, tile + i * kNR, corr, mm + i, p0, nvalid);
+  int32_t* cbufs =
+      reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(corr + npad) + 63) & ~uintptr_t{63});
+  parallel_tasks(
+      tm * tn,
+      [&](int64_t t) {
+        int32_t* cbuf = cbufs + static_cast<int64_t>(a.threads == 1 ? 0 : thread_index()) * MC * NC;
+        alignas(64) int32_t tile1[kMR * kNR];    // one K block: a single L1-hot tile
+        const int64_t im = t % tm, in = t / tm;  // consecutive tasks share a block of W
+        const int64_t m0 = im * MC, m1 = std::min(M, m0 + MC);
+        const int64_t n0 = in * NC, n1 = std::min(N, n0 + NC);
+        for (int64_t k40 = 0; k40 < K4; k40 += kc4) {
+          const int64_t kn = std::min(kc4, K4 - k40);
+          const bool last = k40 + kn == K4;
+          for (int64_t p0 = n0; p0 < n1; p0 += kNR) {
+            const int8_t* wp = pw + (p0 / kNR) * kNR * lda4 + k40 * kNR * 4;
+            const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
+            for (int64_t mm = m0; mm < m1; mm += kMR) {
+              const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
+              int32_t* tile =
+                  nkb == 1 ? tile1
+                           : cbuf + ((p0 - n0) / kNR * (MC / kMR) + (mm - m0) / kMR) * kMR * kNR;
+              kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4 + k40 * kMR * 4, wp, kn, tile,
+                                               k40 > 0);
+              if (last)
+                for (int i = 0; i < mr; ++i)
+                  epilogue_row(a, tile + i * kNR, corr, mm + i, p0, nvalid);
+            }
           }
         }
-      }
-    }
-  });
+      },
+      a.threads);
 }

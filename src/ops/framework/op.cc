@@ -210,6 +210,9 @@ Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs
   if (!result.kernel_) {
     if (!force_kernel.empty() && declined.empty())
       throw Error(op, "kernel", "a kernel registered for this op", "'" + force_kernel + "'");
+    if (!force_kernel.empty())
+      throw KernelDeclined(op, "inputs", "a case kernel '" + force_kernel + "' accepts",
+                           declined.substr(2));
     throw Error(op, "inputs", "a case some kernel accepts",
                 declined.empty() ? "no kernels" : declined.substr(2));
   }

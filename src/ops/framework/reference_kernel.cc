@@ -2,22 +2,39 @@
 
 #include <climits>
 
-namespace opsnn::detail {
+#include "opsnn/error.h"
+
+namespace opsnn {
+
+std::vector<RefTensor> run_reference(const OpCall& call, const Tensor* inputs) {
+  if (!call.schema || !call.schema->reference)
+    throw Error(call.schema ? call.schema->name : "op", "reference", "a float64 reference", "none");
+  std::vector<RefTensor> outs(call.outputs.size());
+  bool any = outs.empty();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    outs[i].shape = call.outputs[i].shape;
+    outs[i].data.assign(static_cast<size_t>(call.outputs[i].numel()), 0.0);
+    any |= !outs[i].data.empty();
+  }
+  if (!any) return outs;
+  std::vector<RefTensor> ins(call.inputs.size());
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!call.has_input(i)) continue;
+    const Tensor* c = call.constant(i);
+    ins[i] = to_ref(inputs[i].defined() || !c ? inputs[i] : *c);
+  }
+  call.schema->reference(call, ins, outs);
+  return outs;
+}
+
+namespace detail {
 namespace {
 
 class ReferenceKernel : public KernelInstance {
  public:
   explicit ReferenceKernel(const OpCall& call) : call_(call) {}
   void run(const Tensor* in, Tensor* out, void*) override {
-    std::vector<RefTensor> ins(call_.inputs.size());
-    for (size_t i = 0; i < ins.size(); ++i)
-      if (call_.has_input(i)) ins[i] = to_ref(in[i]);
-    std::vector<RefTensor> outs(call_.outputs.size());
-    for (size_t i = 0; i < outs.size(); ++i) {
-      outs[i].shape = call_.outputs[i].shape;
-      outs[i].data.assign(static_cast<size_t>(call_.outputs[i].numel()), 0.0);
-    }
-    call_.schema->reference(call_, ins, outs);
+    const std::vector<RefTensor> outs = run_reference(call_, in);
     for (size_t i = 0; i < outs.size(); ++i) from_ref(outs[i], out[i]);
   }
 
@@ -40,4 +57,5 @@ KernelDesc reference_kernel_desc(const std::string& op) {
   return k;
 }
 
-}  // namespace opsnn::detail
+}  // namespace detail
+}  // namespace opsnn

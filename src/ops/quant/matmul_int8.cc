@@ -14,10 +14,13 @@
 #include "kernels/act/act.h"
 #include "kernels/qgemm/qgemm.h"
 #include "ops/builtin_ops.h"
+#include "ops/common/bench_keys.h"
 #include "ops/common/checks.h"
+#include "opsnn/error.h"
 #include "opsnn/memory.h"
 #include "opsnn/op.h"
 #include "opsnn/quant.h"
+#include "opsnn/thread_pool.h"
 
 namespace opsnn {
 namespace {
@@ -286,11 +289,13 @@ void register_matmul_int8_op(Registry& r) {
       cs.push_back(make_case(w));
       return cs;
     }
-    const int64_t sizes[][3] = {{1, 1, 1},      {1, 7, 15},      {7, 15, 17},    {15, 16, 63},
-                                {16, 17, 64},   {17, 63, 65},    {63, 64, 1},    {64, 65, 255},
-                                {65, 1, 16},    {13, 100, 7},    {255, 31, 40},  {100, 255, 64},
-                                {1000, 17, 33}, {3, 1000, 65},   {1, 256, 1000}, {20, 70, 1100},
-                                {7, 129, 2051}, {97, 300, 1101}, {3, 40, 4100}};
+    const int64_t sizes[][3] = {{1, 1, 1},      {1, 7, 15},     {7, 15, 17},
+                                {15, 16, 63},   {16, 17, 64},   {17, 63, 65},
+                                {63, 64, 1},    {64, 65, 255},  {65, 1, 16},
+                                {13, 100, 7},   {255, 31, 40},  {100, 255, 64},
+                                {1000, 17, 33}, {3, 1000, 65},  {1, 256, 1000},
+                                {20, 70, 1100}, {7, 129, 2051}, {97, 300, 1101},
+                                {3, 40, 4100},  {50, 530, 4100}};  // K blocked over several tasks
     for (const auto& z : sizes) {
       CaseSpec c{{z[0], z[2]}, z[1]};
       c.output = "i32";
@@ -352,10 +357,13 @@ void register_matmul_int8_op(Registry& r) {
   };
   s.tolerance = default_tolerance;
   s.bench_case = [](const std::map<std::string, std::string>& kv, DType) {
-    auto get = [&](const char* k, int64_t d) { return kv.count(k) ? std::stoll(kv.at(k)) : d; };
-    CaseSpec c{{get("m", 512), get("k", 4096)}, get("n", 4096)};
-    if (kv.count("output")) c.output = kv.at("output");
-    if (kv.count("a") && kv.at("a") == "u8") c.at = DType::u8;
+    ops::CaseKeys keys("matmul_int8", kv);
+    CaseSpec c{{keys.i("m", 512), keys.i("k", 4096)}, keys.i("n", 4096)};
+    c.output = keys.s("output", c.output);
+    const std::string a = keys.s("a", "s8");
+    if (a != "s8" && a != "u8") throw Error("matmul_int8", "case key 'a'", "s8|u8", "'" + a + "'");
+    if (a == "u8") c.at = DType::u8;
+    keys.done();
     return make_case(c);
   };
   s.cost = [](const OpCall& call, double* bytes, double* flops) {
@@ -407,6 +415,7 @@ void register_matmul_int8_op(Registry& r) {
       const qgemm::KernelFns* fns;
       Dims d;
       size_t pack_bytes = 0, ws = 0;
+      int threads = 1;
       qgemm::Out out;
       qgemm::Act act;
       std::shared_ptr<void> packed_w;  // a constant W, packed once at create
@@ -448,6 +457,7 @@ void register_matmul_int8_op(Registry& r) {
         if (call->has_input(kYScale)) a.ep.y_scale = in[kYScale].data_as<float>()[0];
         if (call->has_input(kYZp)) a.ep.y_zp = zero_point_of(in[kYZp]);
         a.ws = base;
+        a.threads = threads;
         fns->run(a);
       }
     };
@@ -470,7 +480,9 @@ void register_matmul_int8_op(Registry& r) {
       inst->out = out_of(call);
       inst->act = act_of(call);
       inst->pack_bytes = (qgemm::packed_bytes(fns->nr, inst->d.N, inst->d.K) + 63) & ~size_t{63};
-      inst->ws = qgemm::workspace_bytes(fns->nr, inst->d.M, inst->d.N, inst->d.K);
+      inst->threads = num_threads();
+      inst->ws =
+          qgemm::workspace_bytes(fns->nr, fns->mr, inst->d.M, inst->d.N, inst->d.K, inst->threads);
       if (const Tensor* w = call.constant(kW)) {  // contiguous [N, K]
         inst->packed_w.reset(aligned_alloc_bytes(std::max<size_t>(inst->pack_bytes, 64)),
                              aligned_free);

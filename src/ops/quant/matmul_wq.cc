@@ -22,10 +22,6 @@
 namespace opsnn {
 
 namespace quant {
-WqPaths& wq_paths() {
-  static WqPaths p;
-  return p;
-}
 int64_t wq_panel_cols(const WqPaths& paths, int nr, int64_t M) {
   const int64_t step = std::max(16, nr);  // both powers of two
   const int64_t c = paths.panel_cols;
@@ -101,6 +97,16 @@ bool zp_packed(const OpCall& call) {
   return call.in(3).shape[1] == (G + 1) / 2;
 }
 
+// Bounds the panel path's per-task f32 panel (panel_cols x K floats).
+constexpr int64_t kMaxPanelCols = 4096;
+
+quant::WqPaths paths_of(const OpCall& call) {
+  quant::WqPaths p;
+  p.panel_min_m = call.attrs.i("panel_min_m");
+  p.panel_cols = call.attrs.i("panel_cols");
+  return p;
+}
+
 void infer_checks(const OpCall& call) {
   ops::require_dtype(call, 0, {DType::f32, DType::bf16, DType::f16});
   ops::require_rank_at_least(call, 0, 1);
@@ -108,6 +114,11 @@ void infer_checks(const OpCall& call) {
   if (bits != 4 && bits != 8) call.fail("attribute 'bits'", "4 or 8", std::to_string(bits));
   if (group != 32 && group != 64 && group != 128)
     call.fail("attribute 'group'", "32, 64 or 128", std::to_string(group));
+  if (const int64_t m = call.attrs.i("panel_min_m"); m < 1)
+    call.fail("attribute 'panel_min_m'", ">= 1", std::to_string(m));
+  if (const int64_t c = call.attrs.i("panel_cols"); c < 0 || c > kMaxPanelCols)
+    call.fail("attribute 'panel_cols'", "0 (automatic) to " + std::to_string(kMaxPanelCols),
+              std::to_string(c));
   const int64_t K = call.in(0).shape.back();
   if (K % group != 0)
     call.fail(ops::input_name(call, 0), "last dim K a multiple of group " + std::to_string(group),
@@ -163,7 +174,7 @@ CheckCase make_case(std::string name, DType t, Shape xs, int64_t N, int bits, in
 }
 
 // One matmul_wq instance: the shape, attributes and path thresholds
-// (quant::wq_paths() as at create) resolved once; a constant zero point in
+// resolved once; a constant zero point in
 // the packed int4 form is unpacked here rather than per call.
 class WqKernel : public KernelInstance {
  public:
@@ -181,7 +192,7 @@ class WqKernel : public KernelInstance {
     args_.xt = call.in(0).dtype;
     args_.yt = call.out(0).dtype;
     args_.isa = isa;
-    args_.paths = quant::wq_paths();
+    args_.paths = paths_of(call);
     args_.threads = num_threads();
     if (zp_packed_)
       if (const Tensor* zp = call.constant(3)) {
@@ -257,7 +268,11 @@ void register_matmul_wq_op(Registry& r) {
               {"bias", "[N], dtype of x or f32", true}};
   s.outputs = {{"y", "[..., N], dtype of x"}};
   s.attrs = {{"bits", AttrType::i64, int64_t{4}, "4 or 8"},
-             {"group", AttrType::i64, int64_t{128}, "32, 64 or 128 (K % group == 0)"}};
+             {"group", AttrType::i64, int64_t{128}, "32, 64 or 128 (K % group == 0)"},
+             {"panel_min_m", AttrType::i64, quant::WqPaths{}.panel_min_m,
+              "tuning: rows of x (M) from which the panel path runs instead of the tiled kernel"},
+             {"panel_cols", AttrType::i64, quant::WqPaths{}.panel_cols,
+              "tuning: weight rows per panel task, 0 = automatic (256 for M < 512, else 512)"}};
   s.dtypes = {DType::f32, DType::bf16, DType::f16};
   s.infer = [](const OpCall& call) {
     infer_checks(call);
@@ -369,7 +384,7 @@ void register_matmul_wq_op(Registry& r) {
         // below 0.3.
         int64_t m = 1;
         for (size_t i = 0; i + 1 < c.x.size(); ++i) m *= c.x[i];
-        if (m >= quant::wq_paths().panel_min_m)  // the paths the case's op is created with
+        if (m >= quant::WqPaths{}.panel_min_m)  // the path the case's op runs
           cs.back().tol_scale =
               std::max(cs.back().tol_scale,
                        bits == 8 ? 3.0 * std::sqrt(static_cast<double>(c.x.back())) : 4.0);

@@ -10,6 +10,7 @@
 #include "opsnn/error.h"
 #include "opsnn/memory.h"
 #include "opsnn/quant.h"
+#include "opsnn/thread_pool.h"
 
 namespace opsnn {
 
@@ -127,13 +128,15 @@ void matmul_int8_packed(const Tensor& a, const PackedInt8Matrix& w, Tensor& y,
   g.ep.y_scale = p.y_scale;
   g.ep.y_zp = p.y_zero_point;
   std::lock_guard<std::mutex> lock(im.ws_mutex);
-  const size_t need = qgemm::workspace_bytes(im.fns->nr, M, im.N, im.K);
+  const int threads = num_threads();
+  const size_t need = qgemm::workspace_bytes(im.fns->nr, im.fns->mr, M, im.N, im.K, threads);
   if (need > im.ws_bytes) {
     aligned_free(im.ws);
     im.ws = aligned_alloc_bytes(need);
     im.ws_bytes = need;
   }
   g.ws = im.ws;
+  g.threads = threads;
   im.fns->run(g);
 }
 

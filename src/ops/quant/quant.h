@@ -65,10 +65,9 @@ using DynamicFn = void (*)(const DynamicArgs&);
 //    its own workspace slot (a 16x16 byte transpose, then (q - zp) * scale per
 //    vector of weight rows) and runs the engine over all M rows of x on it:
 //    each weight is dequantized once per call.
-// The defaults come from measurements (docs/quantization.md). A matmul_wq
-// op copies wq_paths() when it is created and uses that copy in every run
-// (its workspace is sized from it): a tuning knob for benchmarks and tests,
-// set before creating the ops it is meant for.
+// The defaults come from measurements (docs/quantization.md); the op's
+// attributes panel_min_m and panel_cols override them (tuning knobs, read at
+// create: the workspace is sized from them).
 struct WqPaths {
   int64_t panel_min_m = 24;
   int64_t panel_cols = 0;  // 0: 256 for M < 512, else 512; rounded up to max(16, nr)
@@ -97,7 +96,6 @@ struct WqArgs {
 };
 using WqFn = void (*)(const WqArgs&);
 
-WqPaths& wq_paths();
 // Weight rows per task of the panel path for the engine's nr and M.
 int64_t wq_panel_cols(const WqPaths& paths, int nr, int64_t M);
 // Workspace slots of the panel path: one per logical core (fixed for the
