@@ -9,16 +9,12 @@
 // pool is restarted and the counted calls run on a fresh thread, so that a
 // per-thread buffer grown on first use is counted rather than hidden by an
 // earlier case.
-#include <dlfcn.h>
-#include <execinfo.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
-#include <new>
 #include <span>
 #include <string>
 #include <thread>
@@ -27,58 +23,7 @@
 #include "opsnn/check.h"
 #include "opsnn/memory.h"
 #include "opsnn/opsnn.h"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<int64_t> g_allocs{0};
-
-void count_one() {
-  if (!g_counting.load(std::memory_order_relaxed)) return;
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (std::getenv("OPSNN_ALLOC_TRACE")) {  // where an allocation in run comes from (-rdynamic)
-    g_counting = false;
-    void* frames[16];
-    backtrace_symbols_fd(frames, backtrace(frames, 16), 2);
-    g_counting = true;
-  }
-}
-}  // namespace
-
-// The library's 64-byte aligned buffers (aligned_alloc_bytes) come from
-// aligned_alloc: counted by interposing it, the next definition (libc's, or
-// the sanitizer's) does the work.
-using AlignedAllocFn = void* (*)(size_t, size_t);
-AlignedAllocFn next_aligned_alloc() {
-  static const auto fn = reinterpret_cast<AlignedAllocFn>(dlsym(RTLD_NEXT, "aligned_alloc"));
-  return fn;
-}
-extern "C" void* aligned_alloc(size_t align, size_t n) noexcept {
-  count_one();
-  return next_aligned_alloc()(align, n);
-}
-
-void* operator new(size_t n) {
-  count_one();
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-// The nothrow forms too: every plain new and delete of this binary is malloc
-// and free, or ASan reports a mismatch.
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return operator new(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "support/alloc_counter.h"
 
 namespace opsnn {
 namespace {
@@ -139,11 +84,9 @@ TEST_P(AllocFreeRun, EveryOpAndCase) {
       set_num_threads(num_threads());  // fresh workers: no per-thread buffer left from before
       int64_t allocs = 0;
       std::thread runner([&] {
-        g_allocs = 0;
-        g_counting = true;
+        test::start_counting_allocs();
         for (int i = 0; i < calls; ++i) op.run(ins, outs, ws);
-        g_counting = false;
-        allocs = g_allocs.load();
+        allocs = test::stop_counting_allocs();
       });
       runner.join();
       ++cases_run;
@@ -158,6 +101,27 @@ TEST_P(AllocFreeRun, EveryOpAndCase) {
   std::printf("%s: %d cases run, %zu allocate in run; %d cases left to the reference kernel\n",
               dtype_name(dtype), cases_run, offenders.size(), reference_picked);
   EXPECT_GT(cases_run, 0);
+}
+
+// The counter itself: it sees operator new on another thread and the
+// library's aligned buffers, so the zero counts above mean something.
+TEST(AllocCounter, CountsNewAndAlignedAllocOnAnyThread) {
+  int64_t vec = -1, aligned = -1, none = -1;
+  std::thread([&] {
+    test::start_counting_allocs();
+    std::vector<int> v(100);
+    vec = test::stop_counting_allocs();
+    test::start_counting_allocs();
+    void* p = aligned_alloc_bytes(256);
+    aligned = test::stop_counting_allocs();
+    aligned_free(p);
+    test::start_counting_allocs();
+    none = test::stop_counting_allocs();
+    v[1] = 1;
+  }).join();
+  EXPECT_EQ(vec, 1);
+  EXPECT_EQ(aligned, 1);
+  EXPECT_EQ(none, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, AllocFreeRun,

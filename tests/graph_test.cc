@@ -2,57 +2,17 @@
 // memory planner, errors, determinism and allocation-free runs.
 #include "opsnn/graph.h"
 
-#include <execinfo.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <random>
 #include <string>
 
 #include "graph/memory_plan.h"
 #include "opsnn/opsnn.h"
-
-// Counting allocator for this test binary: every operator new is counted
-// while `g_counting` is set.
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<int64_t> g_allocs{0};
-}  // namespace
-
-void* operator new(size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) {
-    g_allocs.fetch_add(1, std::memory_order_relaxed);
-    if (std::getenv("OPSNN_ALLOC_TRACE")) {  // where a steady-state allocation comes from
-      g_counting = false;
-      void* frames[12];
-      backtrace_symbols_fd(frames, backtrace(frames, 12), 2);
-      g_counting = true;
-    }
-  }
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-// The nothrow forms too (std::stable_sort's temporary buffer): every plain
-// new and delete of this binary is malloc and free, or ASan reports a mismatch.
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return operator new(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "support/alloc_counter.h"
 
 namespace opsnn::graph {
 namespace {
@@ -294,11 +254,9 @@ TEST(Plan, SteadyStateRunAllocatesNothing) {
   std::vector<Tensor> outs{Tensor::empty(p.output_descs()[0].shape, DType::f32)};
   p.run(ins, outs);  // warm-up: the thread pool, caches
   p.run(ins, outs);
-  g_allocs = 0;
-  g_counting = true;
+  test::start_counting_allocs();
   for (int i = 0; i < 10; ++i) p.run(ins, outs);
-  g_counting = false;
-  EXPECT_EQ(g_allocs.load(), 0);
+  EXPECT_EQ(test::stop_counting_allocs(), 0);
 }
 
 TEST(Plan, PinnedInputsDecideAttributes) {
