@@ -300,64 +300,58 @@ void run_dp_small_m(const Scratch& sc, int64_t M, int64_t N, int64_t K, int64_t 
       sc.threads);
 }
 
+// The blocked driver's microkernel policy: A packed into k-pairs
+// (pack_a_pairs), B panels of kpt k-pairs (kpt*NR*2 bf16 each), ukr_dp per
+// row count. On the last K-block of a fused bf16 output the kernel writes the
+// output rows itself.
+struct DpUkr {
+  static constexpr int MR = bf16dot::MR, NR = bf16dot::NR;
+  static constexpr double kMacsPerCycle = 64.0;
+  static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
+  const uint16_t* pb;
+  int64_t kpt;  // k-pairs in a panel
+  const OutView& out;
+  bool fused_bf16;
+
+  // bf16 pairs: rows * kc bf16 = rows * kc / 2 floats of scratch.
+  static size_t a_floats(int64_t rows, int64_t kc) {
+    return static_cast<size_t>(rows * kc / 2 + 16);
+  }
+  static void pack_a_block(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl,
+                           float* abuf) {
+    pack_a_pairs(a, m0, mlen, k0, kl, reinterpret_cast<uint16_t*>(abuf));
+  }
+  const uint16_t* b_panel(int64_t pnl, int64_t k0) const {
+    return pb + (pnl * kpt + k0 / 2) * NR * 2;
+  }
+  static int64_t b_panel_bytes(int64_t kl) { return (kl + 1) / 2 * NR * 4; }
+  bool kernel(int rows, int64_t kl, const float* abuf, int64_t ir, const uint16_t* bp, float* c,
+              int64_t ldc, int ncols, bool accumulate, bool last, int64_t i0, int64_t jp) const {
+    const int64_t kp = (kl + 1) / 2;
+    bf16* ob = last && fused_bf16 ? static_cast<bf16*>(out.p) + i0 * out.ld + jp : nullptr;
+    table[rows - 1](
+        kp,
+        reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint16_t*>(abuf) + ir * kp * 2),
+        bp, c, ldc, ncols, accumulate, ob, out.ld, out.stream);
+    return ob != nullptr;
+  }
+};
+
 void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const uint16_t* pb,
             const OutView& out, const Epilogue& ep, const gemm::Workspace& ws) {
-  static constexpr auto table = dp_table(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
   const Scratch sc(ws, p, M, N, K, out, ep.gated);
   const int64_t Nfull = N;
   if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
-  const int64_t kpt = (K + 1) / 2;  // pairs in a panel
   // A bf16 B micro-panel is half the bytes of an f32 one: twice the K-block
   // for the same L1 footprint (and half the C read-modify-writes).
   const int64_t kc = std::max<int64_t>(even_kc(std::max<int64_t>(p.kc, 1) * 2, K, 2), 2);
   if (M <= MR && K > 0) return run_dp_small_m(sc, M, N, K, kc, a, pb, out, ep, Nfull);
-  const Grid g = make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR,
-                           std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, sc.threads, M <= MR, 64.0);
-  const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32 && !ep.gated && !c_stride_aliases(out.ld);
   // bf16 output, nothing to apply: the kernel converts on its last K-block.
   const bool fused_bf16 = out.t == DType::bf16 && !ep.gated && ep.trivial();
-  parallel_tasks(
-      nmb * nnb,
-      [&](int64_t task) {
-        const StreamFence fence{out.stream};
-        const int64_t mb = task % nmb, nb = task / nmb;
-        const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
-        const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
-        int64_t ldc = 0;
-        float* c = task_c(sc, out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
-        if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
-        // bf16 pairs: MR * kc bf16 = MR * kc / 2 floats of scratch.
-        uint16_t* abuf = reinterpret_cast<uint16_t*>(
-            sc.a(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc / 2 + 16)));
-        for (int64_t k0 = 0; k0 < K; k0 += kc) {
-          const int64_t kl = std::min(kc, K - k0), kp = (kl + 1) / 2;
-          const bool last = k0 + kl == K;
-          pack_a_pairs(a, m0, mlen, k0, kl, abuf);
-          const int64_t nrp = ceil_div(mlen, MR), blines = ceil_div(kp * NR * 4, 64);
-          for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-            const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-            const uint16_t* bp = pb + ((jp / NR) * kpt + k0 / 2) * NR * 2;
-            // The next B micro-panel (another panel): into L2, a slice per call.
-            const char* bnext =
-                jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + kpt * NR * 2) : nullptr;
-            for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
-              const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
-              float* ct = c + ir * ldc + (jp - n0);
-              if (bnext)
-                for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
-                  __builtin_prefetch(bnext + l * 64, 0, 2);
-              bf16* ob = last && fused_bf16 ? static_cast<bf16*>(out.p) + (m0 + ir) * out.ld + jp
-                                            : nullptr;
-              table[rows - 1](kp, reinterpret_cast<const uint32_t*>(abuf + ir * kp * 2), bp, ct,
-                              ldc, ncols, k0 > 0, ob, out.ld, out.stream);
-              if (last && !ob) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
-            }
-          }
-        }
-      },
-      sc.threads);
+  run_blocked(DpUkr{pb, (K + 1) / 2, out, fused_bf16}, p, sc, M, N, Nfull, K, kc, a, out, ep,
+              direct_c);
 }
 
 }  // namespace opsnn::simd::avx512::bf16dot

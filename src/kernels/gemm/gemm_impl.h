@@ -423,85 +423,7 @@ inline void pack_a(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64
 
 using gemm::ceil_div;
 
-// A row stride that is a multiple of 2 KiB maps the MR rows of a C tile to
-// one or two L1 sets (12 ways): the tile's read-modify-write after every
-// K-block then misses. Measured on the microkernel alone (14x32, kc = 192,
-// C over 518 x N): 85-90% of the FMA peak with N = 2048, 97% with N = 2080.
-inline bool c_stride_aliases(int64_t ld) { return (ld * 4) % 2048 == 0; }
-
-// The C block a task accumulates into: the output itself when it is f32, not
-// gated and its stride does not alias, else this thread's scratch block
-// (padded so that it does not alias; finish_tile writes the output).
-inline float* task_c(const Scratch& sc, const OutView& out, bool direct_c, int64_t m0, int64_t n0,
-                     int64_t mlen, int64_t nlen, int nr, int64_t* ldc) {
-  if (direct_c) {
-    *ldc = out.ld;
-    return static_cast<float*>(out.p) + m0 * out.ld + n0;
-  }
-  *ldc = ceil_div(nlen, nr) * nr;
-  if (mlen > 1 && c_stride_aliases(*ldc)) *ldc += 16;
-  return sc.c(static_cast<size_t>(mlen * *ldc));
-}
-
-// K == 0: C = 0, then each tile's epilogue (bias, activation, residual).
-inline void finish_empty_k(const Epilogue& ep, float* c, int64_t ldc, int64_t m0, int64_t mlen,
-                           int64_t n0, int64_t nlen, int nr, int64_t N, int64_t Nfull,
-                           const OutView& out) {
-  for (int64_t i = 0; i < mlen; ++i)
-    for (int64_t j = 0; j < nlen; ++j) c[i * ldc + j] = 0.0f;
-  for (int64_t jp = n0; jp < n0 + nlen; jp += nr)
-    finish_tile(ep, c + (jp - n0), ldc, static_cast<int>(mlen),
-                static_cast<int>(std::min<int64_t>(nr, N - jp)), m0, jp, nr, Nfull, out);
-}
-
-using gemm::even_kc;
-
-// ---- the driver -----------------------------------------------------------------
-// The tile grid: nmb x nnb tasks of mc x nc (blocks evened out). Compute-bound
-// shapes pick the grid with the smallest modelled makespan: a task of
-// mlen x nlen costs (per unit of K) mlen*nlen/32 cycles of FMAs, ~1.6*mlen to
-// pack its A rows and ~1*nlen to stream its B panels (a B micro-panel is used
-// by mlen/MR microkernel calls), and a thread runs ceil(tasks/T) tasks. So it
-// keeps blocks as tall (mc <= the L2 bound) and as wide as the threads allow,
-// splitting N rather than M when that re-uses B better (512x4096x4096: two
-// 512x2048 tasks), and makes the task count a multiple of T. Small-M
-// (memory-bound) calls split N into >= 4 tasks per thread instead.
-// Only the split changes with the thread count, never the K order.
-struct Grid {
-  int64_t mc, nc, nmb, nnb;
-};
-inline Grid make_grid(int64_t M, int64_t N, int64_t mc_max, int64_t nc_max, int MR, int NR,
-                      int64_t threads, bool small_m, double macs_per_cycle = 32.0) {
-  const int64_t mpan = ceil_div(M, MR), npan = ceil_div(N, NR);
-  const int64_t nmb0 = ceil_div(mpan, std::max<int64_t>(mc_max / MR, 1));
-  const int64_t nnb0 = ceil_div(npan, std::max<int64_t>(nc_max / NR, 1));
-  int64_t nmb = nmb0, nnb = nnb0;
-  if (small_m) {
-    nmb = std::min(nmb, mpan);
-    if (threads > 1)
-      nnb = std::min(npan, std::max(nnb, ceil_div(4 * threads, nmb) / threads * threads));
-  } else if (threads > 1) {
-    double best = 1e300;
-    for (int64_t bm = nmb0; bm <= std::min(mpan, nmb0 + 4 * threads); ++bm)
-      for (int64_t bn = nnb0; bn <= std::min(npan, nnb0 + 4 * threads); ++bn) {
-        const double ml = static_cast<double>(ceil_div(mpan, bm) * MR);
-        const double nl = static_cast<double>(ceil_div(npan, bn) * NR);
-        const double waves = static_cast<double>(ceil_div(bm * bn, threads));
-        const double cost = waves * (ml * nl / macs_per_cycle + 1.6 * ml + 1.0 * nl);
-        if (cost < best * 0.999) {
-          best = cost;
-          nmb = bm;
-          nnb = bn;
-        }
-      }
-  }
-  Grid g;
-  g.mc = ceil_div(mpan, nmb) * MR;
-  g.nc = ceil_div(npan, nnb) * NR;
-  g.nmb = ceil_div(M, g.mc);
-  g.nnb = ceil_div(N, g.nc);
-  return g;
-}
+#include "kernels/gemm/blocked_driver_impl.h"
 
 // ---- split-K for small M -----------------------------------------------------------
 // When M is one row panel and N has too few NR panels to keep the threads busy
@@ -546,12 +468,37 @@ void run_split_k(const Scratch& sc, int rows, int64_t N, int64_t K, int64_t kc, 
       sc.threads);
 }
 
+// The blocked driver's microkernel policy for f32 A panels (pack_a) times
+// B panels of TB (K*NR elements each): ukr_p per row count.
+template <int Mr, int Nv, class TB>
+struct PackedUkr {
+  static constexpr int MR = Mr, NR = Nv * kLanes;
+  static constexpr double kMacsPerCycle = 32.0;
+  static constexpr auto table = ukr_p_table<Nv, TB>(std::make_integer_sequence<int, Mr>());
+  const TB* pb;
+  int64_t K;
+
+  static size_t a_floats(int64_t rows, int64_t kc) { return static_cast<size_t>(rows * kc); }
+  static void pack_a_block(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl,
+                           float* abuf) {
+    pack_a<MR>(a, m0, mlen, k0, kl, abuf);
+  }
+  const TB* b_panel(int64_t pnl, int64_t k0) const { return pb + pnl * K * NR + k0 * NR; }
+  static int64_t b_panel_bytes(int64_t kl) { return kl * NR * static_cast<int64_t>(sizeof(TB)); }
+  static bool kernel(int rows, int64_t kl, const float* abuf, int64_t ir, const TB* bp, float* c,
+                     int64_t ldc, int ncols, bool accumulate, bool /*last*/, int64_t /*i0*/,
+                     int64_t /*jp*/) {
+    table[rows - 1](kl, abuf + ir * kl, bp, c, ldc, ncols, accumulate);
+    return false;
+  }
+};
+
 template <int MR, int NV, class TB>
 void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const TB* pb,
             const OutView& out, const Epilogue& ep, const gemm::Workspace& ws) {
-  constexpr int NR = NV * kLanes;
+  using U = PackedUkr<MR, NV, TB>;
+  constexpr int NR = U::NR;
   static constexpr auto table = ukr_table<NV, TB>(std::make_integer_sequence<int, MR>());
-  static constexpr auto ptable = ukr_p_table<NV, TB>(std::make_integer_sequence<int, MR>());
   if (M <= 0 || N <= 0) return;
   const Scratch sc(ws, p, M, N, K, out, ep.gated);
   // Gated: the grid runs over the packed (gate/value-paired) columns.
@@ -569,66 +516,25 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
                                          NR, NR, false);
                        });
   }
-  const Grid g = make_grid(M, N, std::max<int64_t>(p.mc / MR, 1) * MR,
-                           std::max<int64_t>(p.nc / NR, 1) * NR, MR, NR, sc.threads, M <= MR);
-  const int64_t mc = g.mc, nc = g.nc, nmb = g.nmb, nnb = g.nnb;
   const bool direct_c = out.t == DType::f32 && !ep.gated && (direct_a || !c_stride_aliases(out.ld));
-  parallel_tasks(
-      nmb * nnb,
-      [&](int64_t task) {
-        const StreamFence fence{out.stream};
-        // N-blocks outer: consecutive tasks share an A block and stream B panels in order.
-        const int64_t mb = task % nmb, nb = task / nmb;
-        const int64_t m0 = mb * mc, mlen = std::min(mc, M - m0);
-        const int64_t n0 = nb * nc, nlen = std::min(nc, N - n0);
-        int64_t ldc = 0;
-        float* c = task_c(sc, out, direct_c, m0, n0, mlen, nlen, NR, &ldc);
-        if (K == 0) return finish_empty_k(ep, c, ldc, m0, mlen, n0, nlen, NR, N, Nfull, out);
-        if (direct_a) {
-          // Decode: each B panel is streamed once from start to end (all K), the
-          // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
-          // rounding as the packed path.
-          const int rows = static_cast<int>(mlen);
-          const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
-          for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-            const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-            const TB* bp = pb + (jp / NR) * K * NR;
-            float* ct = c + (jp - n0);
-            for (int64_t k0 = 0; k0 < K; k0 += kc)
-              table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc,
-                              ncols, k0 > 0);
-            finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
-          }
-          return;
-        }
-        float* abuf = sc.a(static_cast<size_t>(ceil_div(mlen, MR) * MR * kc));
-        for (int64_t k0 = 0; k0 < K; k0 += kc) {
-          const int64_t kl = std::min(kc, K - k0);
-          const bool last = k0 + kl == K;
-          pack_a<MR>(a, m0, mlen, k0, kl, abuf);
-          const int64_t nrp = ceil_div(mlen, MR);
-          const int64_t blines = ceil_div(kl * NR * static_cast<int64_t>(sizeof(TB)), 64);
-          for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
-            const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-            const TB* bp = pb + (jp / NR) * K * NR + k0 * NR;
-            // The next B micro-panel is another panel (K*NR elements away), a
-            // jump the hardware prefetcher does not follow: each microkernel call
-            // brings its share of it into L2 ahead of use.
-            const char* bnext =
-                jp + NR < n0 + nlen ? reinterpret_cast<const char*>(bp + K * NR) : nullptr;
-            for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
-              const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
-              float* ct = c + ir * ldc + (jp - n0);
-              if (bnext)
-                for (int64_t l = q * blines / nrp; l < (q + 1) * blines / nrp; ++l)
-                  __builtin_prefetch(bnext + l * 64, 0, 2);
-              ptable[rows - 1](kl, abuf + ir * kl, bp, ct, ldc, ncols, k0 > 0);
-              if (last) finish_tile(ep, ct, ldc, rows, ncols, m0 + ir, jp, NR, Nfull, out);
-            }
-          }
-        }
-      },
-      sc.threads);
+  if (!direct_a) return run_blocked(U{pb, K}, p, sc, M, N, Nfull, K, kc, a, out, ep, direct_c);
+  // Decode: each B panel is streamed once from start to end (all K), the
+  // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
+  // rounding as the packed path.
+  run_tasks(sc, blocked_grid<U>(p, M, N, sc.threads), NR, M, N, K, Nfull, direct_c, out, ep,
+            [&](int64_t m0, int64_t mlen, int64_t n0, int64_t nlen, float* c, int64_t ldc) {
+              const int rows = static_cast<int>(mlen);
+              const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
+              for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
+                const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
+                const TB* bp = pb + (jp / NR) * K * NR;
+                float* ct = c + (jp - n0);
+                for (int64_t k0 = 0; k0 < K; k0 += kc)
+                  table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc,
+                                  ncols, k0 > 0);
+                finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
+              }
+            });
 }
 
 template <int MR, int NV>
