@@ -22,14 +22,7 @@
 namespace opsnn {
 namespace {
 
-using shape::add_move_kernels;
-using shape::byte_ptr;
-using shape::cc;
-using shape::copy_view;
-using shape::for_each_index;
-using shape::kAll;
-using shape::prod;
-using shape::TileKernels;
+using namespace shape;  // the shape family's helpers (shape_util.h)
 
 // ---- gather / embedding -------------------------------------------------------
 int64_t index_at(const Tensor& idx, int64_t i) {
