@@ -49,6 +49,17 @@ d = json.load(sys.stdin)
 assert d["kernel"].startswith("matmul_int8_packed("), d["kernel"]
 assert d["min_ms"] > 0 and d["gflops"] > 0
 ' <<< "$out" || fail "bench int8 packed json: $out"
+# conv2d: packed=1 passes its weight as a constant operand (packed at create).
+out=$("$opsnn" bench --op conv2d --case n=1,cin=8,cout=16,h=9,w=9,kh=3,kw=3,pad=1,packed=1 --threads 1 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["constants"] == ["w"], d["constants"]
+assert d["min_ms"] > 0 and d["gflops"] > 0
+' <<< "$out" || fail "bench conv2d packed json: $out"
+out=$("$opsnn" bench --op conv2d --case n=1,cin=8,cout=16,h=9,w=9,kh=3,kw=3,pad=1 --threads 1 --json)
+python3 -c 'import json, sys; assert json.load(sys.stdin)["constants"] == []' <<< "$out" ||
+  fail "bench conv2d op form json: $out"
 if "$opsnn" bench --op relu --case shape=100,packed=1 2>/tmp/opsnn_cli_err.$$; then
   fail "packed=1 accepted for relu"
 fi

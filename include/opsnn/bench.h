@@ -56,6 +56,7 @@ struct BenchResult {
   int threads = 0;
   Timing timing;
   double bytes = 0, flops = 0, gbps = 0, gflops = 0, limit = 0, limit_fraction = 0;
+  std::vector<std::string> constants;  // inputs passed as constant operands (packed=1)
 };
 BenchResult bench_op(const std::string& op, const std::string& kase, DType dtype, int threads = 0);
 

@@ -64,6 +64,9 @@ struct ArgSpec {
   std::string doc;
   bool optional = false;  // may be absent (TensorDesc::none() / Tensor())
   bool variadic = false;  // last input only: zero or more further tensors
+  // A model's weight: given as a constant operand (TensorDesc::constant) the
+  // op's kernels may pack it at create. `opsnn bench ... packed=1` does that.
+  bool weight = false;
 };
 
 // ---- one call of an op: what phase one sees ------------------------------
@@ -196,7 +199,8 @@ struct OpSchema {
   // all inputs and outputs, no flops).
   std::function<void(const OpCall&, double* bytes, double* flops)> cost;
   // `opsnn bench --case ...,packed=1`: the op's deployment form with its
-  // weight packed beforehand, as at model load (nullptr: the op has none).
+  // weight packed beforehand, as at model load, cycling through packed copies
+  // (nullptr: packed=1 passes the inputs marked `weight` as constant operands).
   std::function<PackedBench(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
                             const Attrs& attrs)>
       bench_packed;

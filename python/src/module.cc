@@ -126,6 +126,9 @@ nb::dict bench(const std::string& op, const std::string& kase, nb::handle dtype,
   d["limit"] = r.limit;
   d["limit_kind"] = r.limit_kind;
   d["limit_fraction"] = r.limit_fraction;
+  nb::list consts;
+  for (const std::string& c : r.constants) consts.append(c);
+  d["constants"] = consts;
   return d;
 }
 

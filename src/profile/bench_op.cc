@@ -33,23 +33,40 @@ BenchResult bench_op(const std::string& op_name, const std::string& kase, DType 
   if (threads > 0) set_num_threads(threads);
   const OpSchema& s = Registry::global().schema(op_name);
   auto kv = parse_kv(kase);
-  // packed=1 (ops whose schema has bench_packed, e.g. matmul, matmul_int8):
-  // the weight packed beforehand (as a model's weights are at load) and each
-  // timed call runs the packed form, cycling through enough packed copies
-  // that each call streams its weights from memory as a model's layer does;
-  // without it the op form is timed, which packs the weight on every call.
+  // packed=1: the weight packed beforehand, as a model's weights are at load.
+  // Ops with a bench_packed hook (matmul, matmul_int8) run their packed form,
+  // cycling through enough packed copies that each call streams its weights
+  // from memory as a model's layer does; other ops with inputs marked
+  // `weight` get them as constant operands, which their kernels pack once at
+  // create. Without it the op form is timed, which may pack the weight on
+  // every call.
   const bool packed = kv.count("packed") && kv.at("packed") != "0";
   kv.erase("packed");
-  if (packed && !s.bench_packed) {
+  auto has_weight = [](const OpSchema& x) {
+    return std::any_of(x.inputs.begin(), x.inputs.end(), [](const ArgSpec& a) { return a.weight; });
+  };
+  if (packed && !s.bench_packed && !has_weight(s)) {
     std::string with;
-    for (const std::string& name : Registry::global().op_names())
-      if (Registry::global().schema(name).bench_packed) with += (with.empty() ? "" : ", ") + name;
-    throw Error("bench", "case packed=1", "an op with a pre-packed form (" + with + ")",
+    for (const std::string& name : Registry::global().op_names()) {
+      const OpSchema& o = Registry::global().schema(name);
+      if (o.bench_packed || has_weight(o)) with += (with.empty() ? "" : ", ") + name;
+    }
+    throw Error("bench", "case packed=1", "an op with a weight input (" + with + ")",
                 "op " + op_name);
   }
   CheckCase c = s.bench_case ? s.bench_case(kv, t) : ops::attr_bench_case(s, kv, t);
   std::vector<Tensor> ins = make_case_inputs(c, t, 42);
-  Op op = Op::create(op_name, ins, c.attrs);
+  std::vector<TensorDesc> descs;
+  std::vector<std::string> constants;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const bool weight =
+        packed && !s.bench_packed && i < s.inputs.size() && s.inputs[i].weight && ins[i].defined();
+    if (weight) constants.push_back(s.inputs[i].name);
+    descs.push_back(weight             ? TensorDesc::constant(ins[i])
+                    : ins[i].defined() ? ins[i].desc()
+                                       : TensorDesc::none());
+  }
+  Op op = Op::create(op_name, descs, c.attrs);
   std::vector<Tensor> outs;
   for (const TensorDesc& d : op.outputs()) outs.push_back(Tensor::zeros(d.shape, d.dtype));
   BenchResult r;
@@ -57,7 +74,8 @@ BenchResult bench_op(const std::string& op_name, const std::string& kase, DType 
   r.kase = kase;
   r.dtype = t;
   r.kernel = op.kernel_name();
-  if (packed) {
+  r.constants = constants;
+  if (packed && s.bench_packed) {
     PackedBench pb = s.bench_packed(ins, outs, c.attrs);
     r.kernel = pb.kernel;
     r.timing = time_it(pb.run, 10, 0.5);

@@ -36,11 +36,15 @@ int run_bench(const BenchArgs& a) {
                         {"gflops", r.gflops},
                         {"limit", r.limit},
                         {"limit_kind", r.limit_kind},
-                        {"limit_fraction", r.limit_fraction}};
+                        {"limit_fraction", r.limit_fraction},
+                        {"constants", r.constants}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::printf("%s %s [%s] kernel %s, %d thread(s)\n", a.op.c_str(), a.dtype.c_str(),
-                a.kase.c_str(), kernel.c_str(), r.threads);
+    std::string consts;
+    for (const std::string& c : r.constants) consts += (consts.empty() ? "" : ", ") + c;
+    std::printf("%s %s [%s] kernel %s, %d thread(s)%s%s\n", a.op.c_str(), a.dtype.c_str(),
+                a.kase.c_str(), kernel.c_str(), r.threads,
+                consts.empty() ? "" : ", constant operands: ", consts.c_str());
     std::printf("  min %.4f ms  median %.4f ms  (%d runs)\n", tm.min_ms, tm.median_ms, tm.repeats);
     std::printf("  %.2f GB/s  %.2f GFLOP/s  = %.1f%% of %s %.1f (measured now)\n", r.gbps, r.gflops,
                 100 * r.limit_fraction, r.limit_kind.c_str(), r.limit);

@@ -430,7 +430,9 @@ void add_conv_op(Registry& reg, int r) {
   s.doc = "ONNX Conv (" + std::to_string(r) +
           "-D) with a fused epilogue: y = act(conv(x, w) + bias) + residual";
   s.inputs = {{"x", "[N, C, spatial...] (NCHW) or [N, spatial..., C] (NHWC)"},
-              {"w", "[Cout, C / group, kernel...] (ONNX layout for both data layouts)"},
+              {.name = "w",
+               .doc = "[Cout, C / group, kernel...] (ONNX layout for both data layouts)",
+               .weight = true},
               {"bias", "[Cout]", true},
               {"residual", "output shape, added last", true}};
   s.outputs = {{"y", "[N, Cout, out...] or [N, out..., Cout], dtype of x"}};

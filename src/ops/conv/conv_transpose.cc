@@ -391,7 +391,7 @@ void register_conv_transpose(Registry& reg) {
   s.family = "conv";
   s.doc = "ONNX ConvTranspose (2-D) with bias and a fused activation";
   s.inputs = {{"x", "[N, Cin, H, W] (NCHW) or [N, H, W, Cin] (NHWC)"},
-              {"w", "[Cin, Cout / group, kh, kw] (ONNX layout)"},
+              {.name = "w", .doc = "[Cin, Cout / group, kh, kw] (ONNX layout)", .weight = true},
               {"bias", "[Cout]", true}};
   s.outputs = {{"y", "[N, Cout, OH, OW] or [N, OH, OW, Cout], dtype of x"}};
   s.attrs = window_attrs();

@@ -254,7 +254,7 @@ void register_matmul_int8_op(Registry& r) {
       "f32/bf16/f16 = act(acc * a_scale * w_scale + bias), i8/u8 = saturate(round(that / y_scale) "
       "+ y_zero_point)";
   s.inputs = {{"a", "i8 or u8 [..., K]"},
-              {"w", "i8 [N, K]"},
+              {.name = "w", .doc = "i8 [N, K]", .weight = true},
               {"a_scale", "f32 [] (per tensor) or [..., 1] (per token)", true},
               {"w_scale", "f32 [] or [N] (per channel)", true},
               {"bias", "f32 [N]", true},

@@ -259,12 +259,14 @@ void register_matmul_wq_op(Registry& r) {
       "scale[n,k/group]; bits 8: q int8 [N,K] (zp default 0); bits 4: q two unsigned nibbles per "
       "byte [N,K/2], k even in the low nibble (zp u8 0..15, default 8)";
   s.inputs = {{"x", "f32, bf16 or f16 [..., K]"},
-              {"w", "bits 4: u8 [N, K/2]; bits 8: i8 [N, K]"},
-              {"scales", "f32 [N, K/group]"},
-              {"zero_point",
-               "bits 4: u8 [N, K/group] (0..15), or packed two per byte u8 [N, ceil(K/group / 2)] "
-               "(even group in the low nibble, as ONNX MatMulNBits); bits 8: i8 [N, K/group]",
-               true},
+              {.name = "w", .doc = "bits 4: u8 [N, K/2]; bits 8: i8 [N, K]", .weight = true},
+              {.name = "scales", .doc = "f32 [N, K/group]", .weight = true},
+              {.name = "zero_point",
+               .doc = "bits 4: u8 [N, K/group] (0..15), or packed two per byte u8 [N, ceil(K/group "
+                      "/ 2)] (even group in the low nibble, as ONNX MatMulNBits); bits 8: i8 [N, "
+                      "K/group]",
+               .optional = true,
+               .weight = true},
               {"bias", "[N], dtype of x or f32", true}};
   s.outputs = {{"y", "[..., N], dtype of x"}};
   s.attrs = {{"bits", AttrType::i64, int64_t{4}, "4 or 8"},

@@ -258,7 +258,8 @@ void add_matmul(Registry& r) {
       "NumPy matmul: a[..., M, K] @ b[..., K, N] with broadcast batch dims; 1-D operands are "
       "promoted and the "
       "promoted dim removed";
-  s.inputs = {{"a", "[..., M, K] or [K]"}, {"b", "[..., K, N] or [K]"}};
+  s.inputs = {{"a", "[..., M, K] or [K]"},
+              {.name = "b", .doc = "[..., K, N] or [K]", .weight = true}};
   s.outputs = {{"y", "[broadcast(batch), M, N]"}};
   s.dtypes = ops::kFloatDTypes;
   s.infer = [](const OpCall& call) {
@@ -389,7 +390,7 @@ void add_fused_matmul(Registry& r) {
       "y[..., j] = act(z[..., j]) * z[..., H + j] + residual, y has H columns; computed in-tile "
       "(the packing pairs gate and value columns in each panel)";
   s.inputs = {{"a", "[..., M, K]"},
-              {"b", "[..., K, N]"},
+              {.name = "b", .doc = "[..., K, N]", .weight = true},
               {"bias", "[N] (optional)", true},
               {"residual", "broadcastable to y (optional)", true}};
   s.outputs = {{"y", "[..., M, N] ([..., M, N/2] if gated)"}};
@@ -593,7 +594,7 @@ void add_gemm(Registry& r) {
       "ONNX Gemm: y = alpha * A' @ B' + beta * C, A' = A^T if transA, B' = B^T if transB, C "
       "broadcast to [M, N]";
   s.inputs = {{"a", "[M, K] or [K, M] if transA"},
-              {"b", "[K, N] or [N, K] if transB"},
+              {.name = "b", .doc = "[K, N] or [N, K] if transB", .weight = true},
               {"c", "broadcastable to [M, N]", true}};
   s.outputs = {{"y", "[M, N]"}};
   s.attrs = {{"alpha", AttrType::f64, 1.0, "scale of A' @ B'"},
@@ -719,7 +720,9 @@ void add_linear(Registry& r) {
   s.name = "linear";
   s.family = "matmul";
   s.doc = "y = x @ W^T + b (a PyTorch Linear layer): x [..., K], W [N, K], b [N]";
-  s.inputs = {{"x", "[..., K]"}, {"weight", "[N, K]"}, {"bias", "[N] (optional)", true}};
+  s.inputs = {{"x", "[..., K]"},
+              {.name = "weight", .doc = "[N, K]", .weight = true},
+              {"bias", "[N] (optional)", true}};
   s.outputs = {{"y", "[..., N]"}};
   s.dtypes = ops::kFloatDTypes;
   s.infer = [](const OpCall& call) {
