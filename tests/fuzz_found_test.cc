@@ -125,11 +125,15 @@ TEST(FuzzFound, DecodeMatmulKeepsTheStrideOfAOneColumnOrOneRowB) {
 
 // An empty tensor whose other dims multiply beyond int64 (topk over
 // [3, 1000, 0, 0, INT64_MAX]) overflowed in contiguous_strides (UBSan).
+// Such a shape is now refused (see ShapesWhoseNonZeroDimsOverflowAreRefused);
+// contiguous_strides, which takes any shape, still saturates.
 TEST(FuzzFound, EmptyTensorWithHugeDimsHasNoStrideOverflow) {
   const Shape s{3, 1000, 0, 0, INT64_MAX};
   const Strides st = contiguous_strides(s);
   EXPECT_EQ(st.back(), 1);
-  Tensor t = Tensor::zeros(s, DType::f16);
+  EXPECT_THROW(Tensor::zeros(s, DType::f16), Error);
+  const Shape ok{3, 1000, 0, 0, int64_t{1} << 40};
+  Tensor t = Tensor::zeros(ok, DType::f16);
   EXPECT_EQ(t.numel(), 0);
   try {  // valid or refused with the op's error; never undefined behaviour
     Op op = Op::create("topk", {t.desc()}, {{"axis", int64_t{1}}, {"k", int64_t{33}}});
@@ -152,9 +156,10 @@ TEST(FuzzFound, ReductionOverAnEmptyExtentWithKeptInnerDims) {
 }
 
 // The same overflow in the framework's rebinding of an op's output strides
-// (relu of [2^62, 0, 2]).
+// (relu of [2^62, 0, 2], now refused; [2^59, 0, 2] is the largest f32 shape
+// of that form that is not).
 TEST(FuzzFound, EmptyOutputWithHugeDimsHasNoStrideOverflow) {
-  Tensor x = Tensor::zeros({int64_t{1} << 62, 0, 2}, DType::f32);
+  Tensor x = Tensor::zeros({int64_t{1} << 59, 0, 2}, DType::f32);
   const std::vector<Tensor> y = call("relu", {x});
   EXPECT_EQ(y[0].numel(), 0);
 }
@@ -162,16 +167,35 @@ TEST(FuzzFound, EmptyOutputWithHugeDimsHasNoStrideOverflow) {
 // topk's float64 reference sized its sort order by the axis length: over an
 // empty f32[0, 2^63-1, 2^63-1] that is a vector of 2^63-1 entries
 // (std::length_error out of the reference kernel). References are not run
-// when every output is empty.
+// when every output is empty. (That shape is refused now; over [0, 2^30,
+// 2^30] the order would take 8 GiB.)
 TEST(FuzzFound, ReferenceOfAnEmptyOutputIsNotRun) {
-  const int64_t big = INT64_MAX;
+  const int64_t big = int64_t{1} << 30;
   Tensor x = Tensor::empty({0, big, big}, DType::f32);
-  Op o = Op::create("topk", {x}, {{"k", int64_t{1} << 62}}, "topk_ref_f64");
+  Op o = Op::create("topk", {x}, {{"k", big / 2}}, "topk_ref_f64");
   std::vector<Tensor> outs;
   for (const TensorDesc& d : o.outputs()) outs.push_back(Tensor::empty(d.shape, d.dtype));
   o.run(std::vector<Tensor>{x}, outs);
   const CaseResult r = compare_with_reference(o, {x}, outs);
   EXPECT_TRUE(r.passed) << r.message;
+}
+
+// group_norm over f16[17, 0, 2^63-1, 5] multiplied its spatial dims
+// (2^63-1 * 5) in shape inference (UBSan: signed overflow in
+// channel_norms.cc): every partial product of the dims of an empty tensor
+// could overflow. A shape whose non-zero dims multiply beyond int64 is now
+// refused where shapes are checked, naming the op and the input.
+TEST(FuzzFound, ShapesWhoseNonZeroDimsOverflowAreRefused) {
+  const TensorDesc x(DType::f16, {17, 0, INT64_MAX, 5});
+  try {
+    Op::create("group_norm", {x}, {{"num_groups", int64_t{1}}});
+    ADD_FAILURE() << "accepted " << x.str();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.op(), "group_norm");
+    EXPECT_NE(e.arg().find("'x'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Tensor::empty({0, int64_t{1} << 62, 2}, DType::f32), Error);
+  EXPECT_EQ(Tensor::empty({0, int64_t{1} << 40, 2}, DType::f32).numel(), 0);
 }
 
 }  // namespace

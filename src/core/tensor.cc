@@ -20,17 +20,25 @@ std::string shape_str(const Shape& s) {
   return r + "]";
 }
 
+// The product of the non-zero dims must fit in int64 (and so must its byte
+// size), not only the element count: then every partial product of dims a
+// kernel or a reference forms (rows, inner extents, strides) fits as well,
+// also in an empty tensor such as [0, 2^62, 2].
 int64_t shape_numel(const Shape& s, size_t elem_size) {
-  int64_t n = 1;
+  const bool empty = std::find(s.begin(), s.end(), 0) != s.end();
+  int64_t nonzero = 1;
   for (int64_t d : s) {
     if (d < 0) throw Error("tensor", "shape", "non-negative dims", shape_str(s));
-    if (__builtin_mul_overflow(n, d, &n))
-      throw Error("tensor", "shape", "an element count that fits in int64", shape_str(s));
+    if (__builtin_mul_overflow(nonzero, std::max<int64_t>(d, 1), &nonzero))
+      throw Error("tensor", "shape",
+                  empty ? "dims whose product (zero dims left out) fits in int64"
+                        : "an element count that fits in int64",
+                  shape_str(s));
   }
   int64_t bytes;
-  if (__builtin_mul_overflow(n, static_cast<int64_t>(elem_size), &bytes))
+  if (__builtin_mul_overflow(nonzero, static_cast<int64_t>(elem_size), &bytes))
     throw Error("tensor", "shape", "a byte size that fits in int64", shape_str(s));
-  return n;
+  return empty ? 0 : nonzero;
 }
 
 Strides contiguous_strides(const Shape& s) {
