@@ -198,5 +198,30 @@ TEST(FuzzFound, ShapesWhoseNonZeroDimsOverflowAreRefused) {
   EXPECT_EQ(Tensor::empty({0, int64_t{1} << 40, 2}, DType::f32).numel(), 0);
 }
 
+// max_pool2d_with_indices with dilations 2^62 computed the dilated kernel
+// extent (k - 1) * d + 1 unchecked (UBSan: signed overflow in conv_geom.cc);
+// the window geometry of conv, pool and conv_transpose2d now checks its
+// arithmetic and names the attribute.
+TEST(FuzzFound, WindowGeometryWithHugeAttributesIsAnError) {
+  const TensorDesc x(DType::bf16, {1, 3, 11, 9});
+  const int64_t big = int64_t{1} << 62;
+  try {
+    Op::create("max_pool2d_with_indices", {x},
+               {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                {"dilations", std::vector<int64_t>{big, big}},
+                {"pads", std::vector<int64_t>{2, 2, 1, 2}}});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.arg(), "attribute 'dilations'") << e.what();
+  }
+  EXPECT_THROW(Op::create("conv2d", {x, TensorDesc(DType::bf16, {4, 3, 3, 3})},
+                          {{"dilations", std::vector<int64_t>{big, big}},
+                           {"auto_pad", std::string("SAME_UPPER")}}),
+               Error);
+  EXPECT_THROW(Op::create("conv_transpose2d", {x, TensorDesc(DType::bf16, {3, 4, 3, 3})},
+                          {{"strides", std::vector<int64_t>{big, big}}}),
+               Error);
+}
+
 }  // namespace
 }  // namespace opsnn

@@ -93,22 +93,28 @@ Window make_window(const OpCall& call, const std::vector<int64_t>& in,
     w.d[j] = d[static_cast<size_t>(i)];
     w.pb[j] = pads[static_cast<size_t>(i)];
     w.pe[j] = pads[static_cast<size_t>(i + r)];
-    const int64_t span = (w.k[j] - 1) * w.d[j] + 1;  // dilated kernel extent
+    // The dilated kernel extent; attribute values are checked for overflow.
+    const int64_t span = call.checked_add(
+        "attribute 'dilations'", call.checked_mul("attribute 'dilations'", w.k[j] - 1, w.d[j]), 1);
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-      w.out[j] = (w.in[j] + w.s[j] - 1) / w.s[j];
-      const int64_t total = std::max<int64_t>(0, (w.out[j] - 1) * w.s[j] + span - w.in[j]);
+      w.out[j] = call.checked_add("attribute 'strides'", w.in[j], w.s[j] - 1) / w.s[j];
+      const int64_t covered =
+          call.checked_add("attribute 'strides'",
+                           call.checked_mul("attribute 'strides'", w.out[j] - 1, w.s[j]), span);
+      const int64_t total = std::max<int64_t>(0, covered - w.in[j]);
       const int64_t small = total / 2;
       w.pb[j] = ap == "SAME_UPPER" ? small : total - small;
       w.pe[j] = total - w.pb[j];
       continue;
     }
-    const int64_t padded = w.in[j] + w.pb[j] + w.pe[j];
+    const int64_t padded = call.checked_add(
+        "attribute 'pads'", call.checked_add("attribute 'pads'", w.in[j], w.pb[j]), w.pe[j]);
     if (span > padded)
       call.fail("kernel", "a dilated kernel extent <= padded input " + std::to_string(padded),
                 std::to_string(span) + " in spatial dim " + std::to_string(i));
     int64_t o = (padded - span) / w.s[j] + 1;
     if (ceil_mode) {
-      o = (padded - span + w.s[j] - 1) / w.s[j] + 1;
+      o = call.checked_add("attribute 'strides'", padded - span, w.s[j] - 1) / w.s[j] + 1;
       // The last window must start inside the input or the begin padding.
       if ((o - 1) * w.s[j] >= w.in[j] + w.pb[j]) --o;
     }

@@ -85,13 +85,19 @@ Geo geometry(const OpCall& call) {
     const int64_t opad = op[static_cast<size_t>(j)];
     if (opad >= g.s[j] && opad >= g.d[j])
       call.fail("attribute 'output_padding'", "values < stride or < dilation", list_str(op));
-    const int64_t full = g.s[j] * (g.in[j] - 1) + opad + (g.k[j] - 1) * g.d[j] + 1;
+    // s (in - 1) + opad + (k - 1) d + 1, attribute values checked for overflow.
+    const int64_t full = call.checked_add(
+        "attribute 'dilations'",
+        call.checked_add("attribute 'strides'",
+                         call.checked_mul("attribute 'strides'", g.s[j], g.in[j] - 1), opad),
+        call.checked_add("attribute 'dilations'",
+                         call.checked_mul("attribute 'dilations'", g.k[j] - 1, g.d[j]), 1));
     int64_t pb = pads[static_cast<size_t>(j)], pe = pads[static_cast<size_t>(j + 2)];
     int64_t target = -1;
     if (!oshape.empty())
       target = oshape[static_cast<size_t>(j)];
     else if (ap == "SAME_UPPER" || ap == "SAME_LOWER")
-      target = g.in[j] * g.s[j];
+      target = call.checked_mul("attribute 'strides'", g.in[j], g.s[j]);
     if (ap == "VALID") pb = pe = 0;
     if (target >= 0) {
       const int64_t total = full - target;
@@ -108,7 +114,7 @@ Geo geometry(const OpCall& call) {
       }
     }
     g.pb[j] = pb;
-    g.out[j] = full - pb - pe;
+    g.out[j] = full - call.checked_add("attribute 'pads'", pb, pe);
     if (g.out[j] < 1)
       call.fail("output size", ">= 1 in spatial dim " + std::to_string(j),
                 std::to_string(g.out[j]) + " (pads larger than the full output)");
