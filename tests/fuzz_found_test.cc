@@ -223,5 +223,21 @@ TEST(FuzzFound, WindowGeometryWithHugeAttributesIsAnError) {
                Error);
 }
 
+// sdpa with scale=1e300 (an f64 attribute) scaled its f32 scores by inf and
+// returned NaN where the float64 reference gave finite values. A scale that
+// is not finite in f32 is now refused, naming the attribute.
+TEST(FuzzFound, SdpaScaleBeyondF32IsAnError) {
+  const TensorDesc q(DType::bf16, {1, 4, 19, 32}), kv(DType::bf16, {1, 2, 45, 32});
+  for (double scale : {1e300, -1e300, static_cast<double>(INFINITY), static_cast<double>(NAN)}) {
+    try {
+      Op::create("sdpa", {q, kv, kv}, {{"scale", scale}});
+      ADD_FAILURE() << "accepted scale " << scale;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.arg(), "attribute 'scale'") << e.what();
+    }
+  }
+  EXPECT_NO_THROW(Op::create("sdpa", {q, kv, kv}, {{"scale", 0.125}}));
+}
+
 }  // namespace
 }  // namespace opsnn

@@ -17,6 +17,7 @@
 #include "ops/attention/sdpa/sdpa.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -93,6 +94,9 @@ std::vector<TensorDesc> infer(const OpCall& call) {
   if (ks[3] != d.D)
     call.fail("k", "head dim " + std::to_string(d.D) + " (as q)", std::to_string(ks[3]));
   if (d.D < 1 || d.D > 1024) call.fail("q", "head dim in [1, 1024]", std::to_string(d.D));
+  // The kernels scale in f32: a scale beyond f32's range would be inf there.
+  if (const double sc = call.attrs.f("scale"); !(std::fabs(sc) <= FLT_MAX))
+    call.fail("attribute 'scale'", "a value finite in f32 (0 = 1/sqrt(D))", std::to_string(sc));
   if (d.Hkv < 1 || d.Hq % d.Hkv != 0)
     call.fail("k", "KV heads dividing the query heads " + std::to_string(d.Hq),
               std::to_string(d.Hkv));
