@@ -239,5 +239,15 @@ TEST(FuzzFound, SdpaScaleBeyondF32IsAnError) {
   EXPECT_NO_THROW(Op::create("sdpa", {q, kv, kv}, {{"scale", 0.125}}));
 }
 
+// sdpa with no query heads (q f32[1, 0, 3, 96], 300 keys) divided by its
+// zero task count when planning the key splits (UBSan: division by zero).
+TEST(FuzzFound, SdpaWithNoQueryHeadsRuns) {
+  Tensor q = Tensor::zeros({1, 0, 3, 96}, DType::f32),
+         kv = Tensor::zeros({1, 2, 300, 96}, DType::f32);
+  Op o = Op::create("sdpa", {q, kv, kv}, {{"causal", int64_t{1}}, {"return_lse", int64_t{1}}});
+  const std::vector<Tensor> outs = o({q, kv, kv});
+  EXPECT_EQ(outs[0].numel(), 0);
+}
+
 }  // namespace
 }  // namespace opsnn

@@ -366,7 +366,7 @@ void sdpa::choose_tiles(Params& p, int64_t qb, int64_t kb) {
   const int64_t base_tasks = p.B * p.Hkv * rp.tasks_per_kvhead;
   const int64_t want = std::max<int64_t>(8, 4 * int64_t{ci.logical_cores});
   p.kv_splits = 1;
-  if (auto_kb && base_tasks < want && p.Lk >= 256)
+  if (auto_kb && base_tasks > 0 && base_tasks < want && p.Lk >= 256)  // 0: no query heads
     p.kv_splits = std::clamp<int64_t>(
         std::min((want + base_tasks - 1) / base_tasks, (p.Lk + 127) / 128), 1, kMaxSplits);
 }
