@@ -249,5 +249,27 @@ TEST(FuzzFound, SdpaWithNoQueryHeadsRuns) {
   EXPECT_EQ(outs[0].numel(), 0);
 }
 
+// global_max_pool over f32[2, 5, 7, 2^31, 0] built its window tables over the
+// 2^31 dim (a 4 GiB allocation; libFuzzer's out-of-memory) for an input with
+// no element. Pooling over an empty spatial extent has no value: refused,
+// naming the input; an empty batch or channel dim still gives an empty output.
+TEST(FuzzFound, PoolOverAnEmptySpatialExtentIsAnError) {
+  const TensorDesc x(DType::f32, {2, 5, 7, int64_t{1} << 31, 0});
+  try {
+    Op::create("global_max_pool", {x});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.op(), "global_max_pool");
+    EXPECT_NE(e.arg().find("x"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Op::create("avg_pool2d", {TensorDesc(DType::f32, {1, 3, 0, 4})},
+                          {{"kernel_shape", std::vector<int64_t>{1, 1}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}}}),
+               Error);
+  EXPECT_EQ(
+      Op::create("global_avg_pool", {TensorDesc(DType::f32, {0, 3, 4, 4})}).outputs()[0].numel(),
+      0);
+}
+
 }  // namespace
 }  // namespace opsnn

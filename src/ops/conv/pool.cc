@@ -103,6 +103,12 @@ std::vector<TensorDesc> infer(const OpCall& call, Kind kind) {
     ops::require_rank(call, 0, 4);
   }
   const Geo g = geometry(call, kind);
+  // A window over an empty spatial extent has no value (no max, no mean).
+  if (g.n > 0 && g.c > 0)
+    for (int i = 3 - g.r; i < 3; ++i)
+      if (g.in[i] == 0)
+        call.fail(ops::input_name(call, 0), "spatial dims >= 1 (a pool window needs an element)",
+                  shape_str(call.in(0).shape));
   Shape out{g.n};
   if (!g.cl) out.push_back(g.c);
   for (int i = 3 - g.r; i < 3; ++i) out.push_back(g.out[i]);
