@@ -52,10 +52,12 @@ inline Vf apply(Vf x, const unary::Params& p) {
   if constexpr (K == Kind::gelu_erf) {
     // 0.5 x + 0.5 x erf(x / sqrt 2) with the rational verf_fast (a few ulps
     // of erf, half the work of verf; this op's f32 tolerance is 1e-5).
-    // Below -10 the result is under 1e-22 in magnitude: -0 (and no inf - inf at -inf).
-    Vf hx = x * set1(0.5f);
-    Vf y = fma(hx, verf_fast(x * set1(0.70710678118654752f)), hx);
-    return select(x < set1(-10.0f), set1(-0.0f), y);
+    // x is clamped at -10 (one max; NaN passes): below it the result is under
+    // 1e-22 in magnitude, and there verf_fast is exactly -1, so the result is
+    // 0, down to -inf (no inf - inf). tests/special_values_test.cc checks it.
+    const Vf xc = max_keep_nan(x, set1(-10.0f));
+    const Vf hx = xc * set1(0.5f);
+    return fma(hx, verf_fast(xc * set1(0.70710678118654752f)), hx);
   }
   if constexpr (K == Kind::gelu_tanh) {
     // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)): one exp, no cancellation for u << 0.
