@@ -291,6 +291,11 @@ void Op::run(std::span<const Tensor> inputs, std::span<Tensor> outputs,
       throw Error(name, "output " + std::to_string(i), "contiguous " + call.outputs[i].str(),
                   t.desc().str());
   }
+  // Outputs with no element: nothing to write (and a kernel's loops over the
+  // other dims of an empty tensor, such as [2^31, 3, 40, 0], could take hours).
+  bool any_output = call.outputs.empty();
+  for (const TensorDesc& d : call.outputs) any_output |= d.numel() > 0;
+  if (!any_output) return;
   char* const kernel_ws = ws ? ws + kernel_ws_offset_ : nullptr;
   if (direct) {
     kernel_->run(inputs.data(), outputs.data(), kernel_ws);
