@@ -286,5 +286,28 @@ TEST(FuzzFound, RunWithOnlyEmptyOutputsReturnsAtOnce) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
+// resize (tf_crop_and_resize, linear) with roi = {0.5, -3.4e38, -1, 0} put a
+// sample coordinate at -2.4e39 and converted it to int64 (UBSan: outside the
+// range of long). Coordinates are now clamped where every tap lies outside
+// the input, and a roi that is not finite is refused.
+TEST(FuzzFound, ResizeCoordinateFarOutsideTheInputIsClamped) {
+  const Attrs attrs{{"mode", std::string("linear")},
+                    {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                    {"extrapolation_value", 0.5},
+                    {"roi", std::vector<double>{0.5, -3.4e38, -1, 0}},
+                    {"sizes", std::vector<int64_t>{5, 6}}};
+  CheckCase c{"resize huge roi", {TensorDesc(DType::f32, {1, 2, 8, 8})}, attrs, {}, 1.0, true};
+  const std::vector<Tensor> ins = make_case_inputs(c, DType::f32, 7);
+  Op op = Op::create("resize", ins, attrs);
+  const std::vector<Tensor> outs = op(ins);
+  const CaseResult r = compare_with_reference(op, ins, outs);
+  EXPECT_TRUE(r.passed) << r.kernel << ": " << r.message;
+  EXPECT_EQ(outs[0].flat_get(0), 0.5);  // w = -2.4e39 lies outside: the extrapolation value
+
+  Attrs nan_roi = attrs;
+  nan_roi.set("roi", std::vector<double>{0, 0, NAN, 1});
+  EXPECT_THROW(Op::create("resize", ins, nan_roi), Error);
+}
+
 }  // namespace
 }  // namespace opsnn

@@ -94,6 +94,8 @@ Modes modes_of(const OpCall& call, int r) {
     call.fail("attribute 'roi'",
               std::to_string(2 * r) + " values (starts, ends) for tf_crop_and_resize",
               std::to_string(m.roi.size()) + " values");
+  for (const double v : m.roi)
+    if (!std::isfinite(v)) call.fail("attribute 'roi'", "finite values", std::to_string(v));
   return m;
 }
 
@@ -139,6 +141,10 @@ TapsD dim_taps(const Geo& g, const Modes& m, int j) {
     const bool outside = m.coord == "tf_crop_and_resize" && j >= 3 - g.r &&
                          (x < 0 || x > static_cast<double>(in - 1));
     t.outside.push_back(outside ? 1 : 0);
+    // Every tap of a coordinate beyond [-3, in + 2] lies outside the input and so reads the
+    // edge (or is excluded): clamping x there keeps the result and keeps the int64
+    // conversions below defined (a tiny scale or a huge roi puts x near +-inf).
+    x = std::clamp(x, -3.0, static_cast<double>(in) + 2);
     auto clampi = [&](int64_t v) { return std::clamp<int64_t>(v, 0, in - 1); };
     if (m.mode == "nearest") {
       double r;
