@@ -117,6 +117,45 @@ TEST(Gemm, PackedGatedMatchesFusedMatmul) {
   EXPECT_THROW(pack_matrix(rand_tensor({4, 7}, 1), false, true), Error);  // odd N
 }
 
+// Decode on packed weights (M <= 16): A is read in place (bf16 / f16 A
+// converted once), its rows run as groups of at most MR rows over each K-block
+// of B. Every row is the blocked path's FMA sequence: the M rows give the same
+// bits as the first M rows of a 40-row call, on every kernel, for 1 and 2
+// threads; with few panels and several K-blocks (N = 40, K = 700) the K-blocks
+// run as split-K tasks.
+TEST(Gemm, DecodeRowGroupsMatchTheBlockedPath) {
+  for (DType dt : {DType::f32, DType::bf16, DType::f16})
+    for (int64_t N : {40, 300}) {
+      const int64_t K = 700;
+      Tensor x40 = Tensor::empty({40, K}, dt), w = Tensor::empty({K, N}, dt);
+      copy_into(rand_tensor({40, K}, 11), x40);
+      copy_into(rand_tensor({K, N}, 12), w);
+      for (const KernelDesc& k : Registry::global().kernels("matmul")) {
+        if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok()) ||
+            k.name.find("_ref_") != std::string::npos)
+          continue;
+        Op big = Op::create("matmul", {x40.desc(), TensorDesc::constant(w)}, {}, k.name);
+        std::vector<Tensor> ins{x40, Tensor()};
+        const Tensor want = big(ins)[0];
+        for (int64_t M : {1, 2, 5, 7, 8, 13, 15, 16}) {
+          SCOPED_TRACE(k.name + " " + dtype_name(dt) + " M=" + std::to_string(M) +
+                       " N=" + std::to_string(N));
+          Tensor x = Tensor::empty({M, K}, dt);
+          std::memcpy(x.data(), x40.data(), x.nbytes());
+          Op small = Op::create("matmul", {x.desc(), TensorDesc::constant(w)}, {}, k.name);
+          std::vector<Tensor> sins{x, Tensor()};
+          for (int threads : {1, 2}) {
+            const int saved = num_threads();
+            set_num_threads(threads);
+            const Tensor got = small(sins)[0];
+            set_num_threads(saved);
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), got.nbytes()), 0) << threads;
+          }
+        }
+      }
+    }
+}
+
 // A weight given as a constant operand is packed once at create: no
 // workspace, the same bits as the op packing it per call, on every kernel.
 TEST(Gemm, ConstantWeightIsPackedAtCreateWithTheSameBits) {

@@ -92,8 +92,8 @@ int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // take: the grid's blocks are at most mc x nc (and M, N rounded up to whole
 // panels), a K-block at most kc (2 kc + 2 for the bf16 pairs), a C tile is
 // needed unless the output is f32, not gated and its stride does not alias,
-// and M <= mr calls use the caller's region for split-K partial sums and the
-// bf16 pairs of A.
+// and decode calls (M <= direct_max_m(mr)) use the caller's region for split-K
+// partial sums and the bf16 pairs of A.
 ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, DType c_dtype,
                              int64_t ldc, bool gated) {
   ScratchLayout l;
@@ -106,10 +106,11 @@ ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, D
   l.a = static_cast<size_t>(mcb * (kcb + 1) + 16);
   const bool direct_c = c_dtype == DType::f32 && !gated && (ldc * 4) % 2048 != 0;
   if (!direct_c) l.c = static_cast<size_t>(mcb * (ncb + 16));
-  if (M <= mr && K > 0) {
+  if (M <= direct_max_m(mr) && K > 0) {
     const int64_t nkb = div_up(K, kcb) + 1;
-    l.split = static_cast<size_t>(npan * nkb * mr * nr);
-    l.pairs = static_cast<size_t>(mr * ((K + 1) / 2 + 1) + 16);
+    l.split = static_cast<size_t>(npan * nkb * std::max(M, mr) * nr);
+    // The bf16 pairs of A (AVX512_BF16), or a bf16 / f16 A converted to f32.
+    l.pairs = static_cast<size_t>(std::max(mr * ((K + 1) / 2 + 1), M * K) + 16);
   }
   // Slots start on cache lines.
   auto round = [](size_t f) { return (f + 15) / 16 * 16; };

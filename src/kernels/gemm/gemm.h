@@ -4,8 +4,8 @@
 //   C[M,N] = epilogue(A[M,K] · B[K,N])
 //
 // A may be f32/bf16/f16 with any strides; it is packed (and converted) into
-// MR-row panels per (M-block, K-block), or read in place when M <= MR and it
-// is f32 with unit column stride (the decode path). B is packed once into
+// MR-row panels per (M-block, K-block), or read in place when M <= 16 (or MR)
+// and it is f32 with unit column stride (the decode path). B is packed once into
 // NR-column panels covering all of K (`pack_b`); the layout depends only on
 // NR, so block sizes can be tuned without repacking. Accumulation is in f32.
 //
@@ -128,6 +128,13 @@ int64_t bf16dot_packed_elems(int64_t K, int64_t N);
 void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated);
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                  const OutView& c, const Epilogue& ep, const Workspace& ws);
+
+// Decode (A read in place, each B panel streamed once): up to this many rows
+// of A, run as near-equal groups of at most MR rows over each K-block of B
+// while it is in L1 (8 rows on a 6-row kernel: 4 + 4, not 6 + 2 with the
+// 2-row kernel bound by FMA latency, nor B streamed twice).
+inline constexpr int64_t kDirectMaxM = 16;
+inline int64_t direct_max_m(int64_t mr) { return mr > kDirectMaxM ? mr : kDirectMaxM; }
 
 // Where a run's scratch lies in its Workspace (floats; see workspace_bytes).
 struct ScratchLayout {

@@ -264,7 +264,7 @@ void run_dp_small_m(const Scratch& sc, int64_t M, int64_t N, int64_t K, int64_t 
     a_rs = 2;
   }
   const int64_t threads = sc.threads;
-  if (use_split_k(M, MR, npan, nkb, threads))
+  if (use_split_k(npan, nkb, threads))
     return run_split_k(sc, rows, N, K, kc, NR, ep, Nfull, out,
                        [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
                          table[rows - 1]((kl + 1) / 2, a16 + (k0 / 2) * a_ks, a_ks, a_rs,

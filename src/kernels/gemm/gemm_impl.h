@@ -101,10 +101,12 @@ __attribute__((always_inline)) inline void store_acc(const A (&acc)[MR][NV], flo
 // ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
 // a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
 // c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
-inline constexpr int kPfRows = 32;
+// 4 KiB: 64 rows of a 16-column f32 panel (AVX2), 128 of bf16. With 2 KiB, M = 8
+// f32 decode ran 5-10% slower.
+inline constexpr int64_t kPfBytes = 4096;
 template <int MR, int NV, class TB>
 void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb, float* c,
-         int64_t ldc, int ncols, bool accumulate) {
+         int64_t ldc, int ncols, bool accumulate, int64_t pf_skip) {
   Vf acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -114,10 +116,10 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
     Vf bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes);
-    // The weight stream (decode): prefetch ~4 KiB ahead (kPfRows rows of the
-    // 14x32 panel), every line of the row.
+    // The weight stream (decode): prefetch kPfBytes ahead, every line of the row.
     {
-      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRows) * ldb);
+      constexpr int64_t pf_rows = kPfBytes / (NV * kLanes * static_cast<int64_t>(sizeof(TB)));
+      const char* pf = reinterpret_cast<const char*>(b + (k + pf_rows + pf_skip) * ldb);
 #pragma GCC unroll 8
       for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
         __builtin_prefetch(pf + o, 0, 0);
@@ -178,7 +180,7 @@ constexpr auto ukr_p_table(std::integer_sequence<int, Ms...>) {
 
 template <class TB>
 using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64_t, float*, int64_t,
-                       int, bool);
+                       int, bool, int64_t);
 
 #if defined(__AVX512F__)
 // The AVX-512 decode kernel: ukr with each A element folded into its FMAs as
@@ -194,7 +196,7 @@ using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64
 inline constexpr int kPfRowsEb = 64;
 template <int MR, int NV, class TB>
 void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb,
-            float* c, int64_t ldc, int ncols, bool accumulate) {
+            float* c, int64_t ldc, int ncols, bool accumulate, int64_t pf_skip) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -205,7 +207,7 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes).v;
     {
-      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRowsEb) * ldb);
+      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRowsEb + pf_skip) * ldb);
 #pragma GCC unroll 8
       for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
         __builtin_prefetch(pf + o, 0, 0);
@@ -434,8 +436,21 @@ using gemm::ceil_div;
 // second pass adds them per panel in K order: c = ((p0 + p1) + p2) + ... which
 // is the unsplit path's c = p0; c += p1; c += p2 ... operation by operation.
 // So the result is bit-identical to the unsplit path and to any thread count.
-inline bool use_split_k(int64_t M, int MR, int64_t npan, int64_t nkb, int64_t threads) {
-  return M <= MR && threads > 1 && nkb >= 2 && npan < 4 * threads;
+inline bool use_split_k(int64_t npan, int64_t nkb, int64_t threads) {
+  return threads > 1 && nkb >= 2 && npan < 4 * threads;
+}
+// The decode path's row groups: rows split into ceil(rows / MR) groups of
+// near-equal size, f(first row, rows of the group, later) for each. A later
+// group finds the K-block of B in L1 and does not stream: it prefetches the
+// next K-block instead (pf_skip = the block's rows), so memory stays busy.
+template <int MR, class F>
+__attribute__((always_inline)) inline void for_row_groups(int rows, F&& f) {
+  const int g = (rows + MR - 1) / MR, base = rows / g, extra = rows % g;
+  for (int i = 0, r0 = 0; i < g; ++i) {
+    const int rn = base + (i < extra ? 1 : 0);
+    f(r0, rn, i > 0);
+    r0 += rn;
+  }
 }
 // part(pnl, k0, kl, dst): dst[rows x nr] (ld nr) = the block's accumulators.
 template <class PartFn>
@@ -505,33 +520,53 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   const int64_t Nfull = N;
   if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
   const int64_t kc = even_kc(p.kc, K, 1);
-  // Decode: A read in place (no packing) when it is one row panel of f32.
-  const bool direct_a = M <= MR && a.t == DType::f32 && a.cs == 1;
-  if (direct_a && K > 0 && use_split_k(M, MR, ceil_div(N, NR), ceil_div(K, kc), sc.threads)) {
+  // Decode: A read in place (no packing) when it is a few row groups of f32;
+  // bf16 / f16 A is converted once, whole, into the caller's scratch (at most
+  // 16 rows: a small fraction of the weight bytes streamed).
+  const bool direct_a = M <= gemm::direct_max_m(MR) && (a.t != DType::f32 || a.cs == 1);
+  const float* ap = static_cast<const float*>(a.p);
+  int64_t lda = a.rs;
+  if (direct_a && a.t != DType::f32 && K > 0) {
+    float* buf = sc.pairs(static_cast<size_t>(M * K));
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < K; ++k)
+        buf[i * K + k] = a.t == DType::bf16
+                             ? elem(static_cast<const bf16*>(a.p), i * a.rs + k * a.cs)
+                             : elem(static_cast<const f16*>(a.p), i * a.rs + k * a.cs);
+    ap = buf;
+    lda = K;
+  }
+  if (direct_a && K > 0 && use_split_k(ceil_div(N, NR), ceil_div(K, kc), sc.threads)) {
     const int rows = static_cast<int>(M);
-    const float* ap = static_cast<const float*>(a.p);
     return run_split_k(sc, rows, N, K, kc, NR, ep, Nfull, out,
                        [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
-                         table[rows - 1](kl, ap + k0, a.rs, 1, pb + pnl * K * NR + k0 * NR, NR, dst,
-                                         NR, NR, false);
+                         for_row_groups<MR>(rows, [&](int r0, int rn, bool later) {
+                           table[rn - 1](kl, ap + r0 * lda + k0, lda, 1,
+                                         pb + pnl * K * NR + k0 * NR, NR, dst + r0 * NR, NR, NR,
+                                         false, later ? kl : 0);
+                         });
                        });
   }
   const bool direct_c = out.t == DType::f32 && !ep.gated && (direct_a || !c_stride_aliases(out.ld));
   if (!direct_a) return run_blocked(U{pb, K}, p, sc, M, N, Nfull, K, kc, a, out, ep, direct_c);
   // Decode: each B panel is streamed once from start to end (all K), the
-  // 1..MR rows of C stay in L1 between the K-blocks. Same K-blocks, same
-  // rounding as the packed path.
-  run_tasks(sc, blocked_grid<U>(p, M, N, sc.threads), NR, M, N, K, Nfull, direct_c, out, ep,
+  // rows of C stay in L1 between the K-blocks, every row group runs on a
+  // K-block while it is in L1. Same K-blocks, same rounding as the packed path.
+  const Grid grid = make_grid(M, N, ceil_div(M, MR) * MR, std::max<int64_t>(p.nc / NR, 1) * NR, MR,
+                              NR, sc.threads, /*small_m=*/true);  // one M-block: B streamed once
+  run_tasks(sc, grid, NR, M, N, K, Nfull, direct_c, out, ep,
             [&](int64_t m0, int64_t mlen, int64_t n0, int64_t nlen, float* c, int64_t ldc) {
               const int rows = static_cast<int>(mlen);
-              const float* ap = static_cast<const float*>(a.p) + m0 * a.rs;
               for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
                 const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
                 const TB* bp = pb + (jp / NR) * K * NR;
                 float* ct = c + (jp - n0);
                 for (int64_t k0 = 0; k0 < K; k0 += kc)
-                  table[rows - 1](std::min(kc, K - k0), ap + k0, a.rs, 1, bp + k0 * NR, NR, ct, ldc,
-                                  ncols, k0 > 0);
+                  for_row_groups<MR>(rows, [&](int r0, int rn, bool later) {
+                    const int64_t kl = std::min(kc, K - k0);
+                    table[rn - 1](kl, ap + (m0 + r0) * lda + k0, lda, 1, bp + k0 * NR, NR,
+                                  ct + r0 * ldc, ldc, ncols, k0 > 0, later ? kl : 0);
+                  });
                 finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
               }
             });
