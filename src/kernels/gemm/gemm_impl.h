@@ -106,7 +106,7 @@ __attribute__((always_inline)) inline void store_acc(const A (&acc)[MR][NV], flo
 inline constexpr int64_t kPfBytes = 4096;
 template <int MR, int NV, class TB>
 void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb, float* c,
-         int64_t ldc, int ncols, bool accumulate, int64_t pf_skip) {
+         int64_t ldc, int ncols, bool accumulate) {
   Vf acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -119,7 +119,7 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
     // The weight stream (decode): prefetch kPfBytes ahead, every line of the row.
     {
       constexpr int64_t pf_rows = kPfBytes / (NV * kLanes * static_cast<int64_t>(sizeof(TB)));
-      const char* pf = reinterpret_cast<const char*>(b + (k + pf_rows + pf_skip) * ldb);
+      const char* pf = reinterpret_cast<const char*>(b + (k + pf_rows) * ldb);
 #pragma GCC unroll 8
       for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
         __builtin_prefetch(pf + o, 0, 0);
@@ -180,7 +180,7 @@ constexpr auto ukr_p_table(std::integer_sequence<int, Ms...>) {
 
 template <class TB>
 using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64_t, float*, int64_t,
-                       int, bool, int64_t);
+                       int, bool);
 
 #if defined(__AVX512F__)
 // The AVX-512 decode kernel: ukr with each A element folded into its FMAs as
@@ -196,7 +196,7 @@ using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64
 inline constexpr int kPfRowsEb = 64;
 template <int MR, int NV, class TB>
 void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb,
-            float* c, int64_t ldc, int ncols, bool accumulate, int64_t pf_skip) {
+            float* c, int64_t ldc, int ncols, bool accumulate) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -207,7 +207,7 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes).v;
     {
-      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRowsEb + pf_skip) * ldb);
+      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRowsEb) * ldb);
 #pragma GCC unroll 8
       for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
         __builtin_prefetch(pf + o, 0, 0);
@@ -440,15 +440,13 @@ inline bool use_split_k(int64_t npan, int64_t nkb, int64_t threads) {
   return threads > 1 && nkb >= 2 && npan < 4 * threads;
 }
 // The decode path's row groups: rows split into ceil(rows / MR) groups of
-// near-equal size, f(first row, rows of the group, later) for each. A later
-// group finds the K-block of B in L1 and does not stream: it prefetches the
-// next K-block instead (pf_skip = the block's rows), so memory stays busy.
+// near-equal size, f(first row, rows of the group) for each.
 template <int MR, class F>
 __attribute__((always_inline)) inline void for_row_groups(int rows, F&& f) {
   const int g = (rows + MR - 1) / MR, base = rows / g, extra = rows % g;
   for (int i = 0, r0 = 0; i < g; ++i) {
     const int rn = base + (i < extra ? 1 : 0);
-    f(r0, rn, i > 0);
+    f(r0, rn);
     r0 += rn;
   }
 }
@@ -540,10 +538,10 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
     const int rows = static_cast<int>(M);
     return run_split_k(sc, rows, N, K, kc, NR, ep, Nfull, out,
                        [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
-                         for_row_groups<MR>(rows, [&](int r0, int rn, bool later) {
+                         for_row_groups<MR>(rows, [&](int r0, int rn) {
                            table[rn - 1](kl, ap + r0 * lda + k0, lda, 1,
                                          pb + pnl * K * NR + k0 * NR, NR, dst + r0 * NR, NR, NR,
-                                         false, later ? kl : 0);
+                                         false);
                          });
                        });
   }
@@ -562,10 +560,10 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
                 const TB* bp = pb + (jp / NR) * K * NR;
                 float* ct = c + (jp - n0);
                 for (int64_t k0 = 0; k0 < K; k0 += kc)
-                  for_row_groups<MR>(rows, [&](int r0, int rn, bool later) {
+                  for_row_groups<MR>(rows, [&](int r0, int rn) {
                     const int64_t kl = std::min(kc, K - k0);
                     table[rn - 1](kl, ap + (m0 + r0) * lda + k0, lda, 1, bp + k0 * NR, NR,
-                                  ct + r0 * ldc, ldc, ncols, k0 > 0, later ? kl : 0);
+                                  ct + r0 * ldc, ldc, ncols, k0 > 0);
                   });
                 finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
               }
