@@ -50,14 +50,22 @@ void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* ds
   });
 }
 
-size_t workspace_bytes(int nr, int mr, int64_t M, int64_t N, int64_t K, int threads) {
-  // packed A (u8, K padded to 4) + the per-column correction (N padded to nr) + alignment
+int64_t kc4_of(const KernelFns& f) { return f.kc4 > 0 ? f.kc4 : kc4_max(f.mr, f.nr); }
+
+size_t workspace_bytes(const KernelFns& f, int64_t M, int64_t N, int64_t K, int threads) {
+  const int nr = f.nr, mr = f.mr;
+  const size_t t = static_cast<size_t>(std::max(threads, 1));
+  // packed A (K padded to 4) + the per-column correction (N padded to nr) + alignment
   // M rounded up to a multiple of 12 (every kernel's rows per micro-panel divides it)
-  const size_t a_and_corr = static_cast<size_t>((M + 11) / 12 * 12 * k4_of(K) * 4) + 64 +
-                            static_cast<size_t>(panels(nr, N) * nr) * 4 + 64;
-  if (k4_of(K) <= kc4_max(mr, nr)) return a_and_corr;
-  const size_t tile = static_cast<size_t>(block_rows(mr) * block_cols(nr)) * sizeof(int32_t);
-  return a_and_corr + static_cast<size_t>(std::max(threads, 1)) * tile + 64;
+  size_t bytes = static_cast<size_t>((M + 11) / 12 * 12 * k4_of(K) * f.a_k4_bytes) + 64 +
+                 static_cast<size_t>(panels(nr, N) * nr) * 4 + 64;
+  if (k4_of(K) > kc4_of(f))
+    bytes += t * static_cast<size_t>((f.mc > 0 ? f.mc : block_rows(mr)) * block_cols(nr)) *
+                 sizeof(int32_t) +
+             64;
+  if (f.w_k4_bytes > 0)
+    bytes += t * static_cast<size_t>(std::min(k4_of(K), kc4_of(f)) * nr * f.w_k4_bytes) + 64;
+  return bytes;
 }
 
 }  // namespace opsnn::qgemm

@@ -50,7 +50,7 @@ struct Args {
   void* y = nullptr;  // [M, N] rows ldy apart (elements)
   int64_t ldy = 0;
   Epilogue ep;
-  void* ws = nullptr;  // workspace_bytes(nr, mr, M, N, K, threads)
+  void* ws = nullptr;  // workspace_bytes(fns, M, N, K, threads)
   int threads = 1;     // the threads ws was sized for
 };
 
@@ -59,9 +59,15 @@ struct KernelFns {
   const char* name;
   int nr, mr;
   void (*run)(const Args& a);
+  int a_k4_bytes = 4;  // bytes of packed A per row and step of 4 k
+  int w_k4_bytes = 0;  // per thread: bytes of W scratch per column and step of 4 k
+  int64_t kc4 = 0;     // the driver's K block in steps of 4 k (0: kc4_max)
+  int64_t mc = 0;      // the driver's rows per block of C (0: block_rows(mr))
 };
+// The K block (steps of 4 k) of kernel f's driver.
+int64_t kc4_of(const KernelFns& f);
 const KernelFns& fns_scalar();
-const KernelFns& fns_avx2();             // plain AVX2 (exact 16-bit widening, no vpmaddubsw)
+const KernelFns& fns_avx2();             // plain AVX2 (exact 16-bit vpmaddwd, no vpmaddubsw)
 const KernelFns& fns_avxvnni();          // AVX-VNNI (256-bit vpdpbusd)
 const KernelFns& fns_avx512vnni();       // AVX-512 VNNI, 12x32 (K < 1024)
 const KernelFns& fns_avx512vnni_wide();  // AVX-512 VNNI, 6x64 (K >= 1024)
@@ -76,7 +82,7 @@ void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* ds
 const int32_t* packed_colsum(const void* packed, int nr, int64_t N, int64_t K);
 // Packed A, the column corrections and, when K is blocked, one int32 tile
 // buffer (the driver's MC x NC block) per thread.
-size_t workspace_bytes(int nr, int mr, int64_t M, int64_t N, int64_t K, int threads);
+size_t workspace_bytes(const KernelFns& f, int64_t M, int64_t N, int64_t K, int threads);
 // The driver's block of C: mr * 8 rows by nr * 8 columns.
 inline int64_t block_rows(int mr) { return int64_t{mr} * 8; }
 inline int64_t block_cols(int nr) { return int64_t{nr} * 8; }

@@ -481,8 +481,7 @@ void register_matmul_int8_op(Registry& r) {
       inst->act = act_of(call);
       inst->pack_bytes = (qgemm::packed_bytes(fns->nr, inst->d.N, inst->d.K) + 63) & ~size_t{63};
       inst->threads = num_threads();
-      inst->ws =
-          qgemm::workspace_bytes(fns->nr, fns->mr, inst->d.M, inst->d.N, inst->d.K, inst->threads);
+      inst->ws = qgemm::workspace_bytes(*fns, inst->d.M, inst->d.N, inst->d.K, inst->threads);
       if (const Tensor* w = call.constant(kW)) {  // contiguous [N, K]
         inst->packed_w.reset(aligned_alloc_bytes(std::max<size_t>(inst->pack_bytes, 64)),
                              aligned_free);

@@ -129,7 +129,7 @@ void matmul_int8_packed(const Tensor& a, const PackedInt8Matrix& w, Tensor& y,
   g.ep.y_zp = p.y_zero_point;
   std::lock_guard<std::mutex> lock(im.ws_mutex);
   const int threads = num_threads();
-  const size_t need = qgemm::workspace_bytes(im.fns->nr, im.fns->mr, M, im.N, im.K, threads);
+  const size_t need = qgemm::workspace_bytes(*im.fns, M, im.N, im.K, threads);
   if (need > im.ws_bytes) {
     aligned_free(im.ws);
     im.ws = aligned_alloc_bytes(need);
