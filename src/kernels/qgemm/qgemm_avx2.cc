@@ -23,8 +23,8 @@
 namespace opsnn::simd::avx2::plain {
 constexpr int kMR = 3, kNRV = 2;
 #include "kernels/qgemm/qgemm_ops_avx2.inc"
-// acc += u8(a) . s8(w), 4 terms a lane, widening in place (the shared
-// driver's microkernel; this file's driver uses the pre-split kernel below).
+// acc += u8(a) . s8(w), 4 terms a lane, widening in place: the microkernel of
+// the plain operand form (qgemm_impl.h), which this ISA's kernel does not use.
 inline VI dp(VI acc, VI a, VI w) {
   const VI a_even = _mm256_and_si256(a, _mm256_set1_epi16(0x00ff));
   const VI a_odd = _mm256_srli_epi16(a, 8);
@@ -125,73 +125,26 @@ constexpr std::array<Uk16Fn, sizeof...(I)> uk16_table(std::integer_sequence<int,
 }
 inline constexpr std::array<Uk16Fn, kMR> kUk16 = uk16_table(std::make_integer_sequence<int, kMR>{});
 
-template <class T>
-T* align64(void* p) {
-  return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
-}
-
-// The shared driver (qgemm_impl.h) with the split operands; the same K
-// blocks, tiles and epilogue, so the same (exact) int32 sums.
-inline void run16(const qgemm::Args& a) {
-  const int64_t M = a.M, N = a.N, K = a.K, K4 = qgemm::k4_of(K), lda16 = K4 * kA16;
-  if (M == 0 || N == 0) return;
-  uint8_t* ap = align64<uint8_t>(a.ws);
-  const int64_t mpad = (M + kMR - 1) / kMR * kMR;
-  int32_t* corr = align64<int32_t>(ap + mpad * lda16);
-  const int32_t c = (a.a_signed ? 128 : 0) + a.a_zp;
-  const int32_t* colsum = qgemm::packed_colsum(a.packed_w, kNR, N, K);
-  const int64_t npad = (N + kNR - 1) / kNR * kNR;
-  for (int64_t n = 0; n < npad; ++n) corr[n] = c * colsum[n];
-  parallel_for(mpad / kMR, 1, [&](int64_t b, int64_t e) {
-    const uint8_t flip = a.a_signed ? 0x80 : 0;
-    for (int64_t p = b; p < e; ++p) {
-      const int rows = static_cast<int>(std::min<int64_t>(kMR, M - p * kMR));
-      pack_a16(static_cast<const uint8_t*>(a.a) + p * kMR * a.lda, a.lda, rows, K, flip,
-               ap + p * kMR * lda16);
-    }
-  });
-  const int64_t MC = kMc, NC = qgemm::block_cols(kNR);
-  const int64_t tm = (M + MC - 1) / MC, tn = (N + NC - 1) / NC;
-  const int8_t* pw = static_cast<const int8_t*>(a.packed_w);
-  const int64_t kc4_max = kKc4;
-  const int64_t nkb = (K4 + kc4_max - 1) / kc4_max;
-  const int64_t kc4 = (K4 + nkb - 1) / nkb;
-  // Workspace after corr: the int32 tiles when K is blocked, then the W scratch.
-  int32_t* cbufs = align64<int32_t>(corr + npad);
-  int16_t* wbufs = align64<int16_t>(nkb > 1 ? cbufs + a.threads * MC * NC : cbufs);
-  const int64_t wslot = std::min(K4, kc4_max) * kNR * kW16 / 2;  // int16 per thread
-  parallel_tasks(
-      tm * tn,
-      [&](int64_t t) {
-        const int slot = a.threads == 1 ? 0 : thread_index();
-        int32_t* cbuf = cbufs + static_cast<int64_t>(slot) * MC * NC;
-        int16_t* w16 = wbufs + slot * wslot;
-        alignas(64) int32_t tile1[kMR * kNR];
-        const int64_t im = t % tm, in = t / tm;
-        const int64_t m0 = im * MC, m1 = std::min(M, m0 + MC);
-        const int64_t n0 = in * NC, n1 = std::min(N, n0 + NC);
-        for (int64_t k40 = 0; k40 < K4; k40 += kc4) {
-          const int64_t kn = std::min(kc4, K4 - k40);
-          const bool last = k40 + kn == K4;
-          for (int64_t p0 = n0; p0 < n1; p0 += kNR) {
-            split_w(pw + (p0 / kNR) * kNR * K4 * 4 + k40 * kNR * 4, kn, w16);
-            const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
-            for (int64_t mm = m0; mm < m1; mm += kMR) {
-              const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
-              int32_t* tile =
-                  nkb == 1 ? tile1
-                           : cbuf + ((p0 - n0) / kNR * (MC / kMR) + (mm - m0) / kMR) * kMR * kNR;
-              kUk16[static_cast<size_t>(mr - 1)](ap + mm * lda16 + k40 * kMR * kA16, w16, kn, tile,
-                                                 k40 > 0);
-              if (last)
-                for (int i = 0; i < mr; ++i)
-                  epilogue_row(a, tile + i * kNR, corr, mm + i, p0, nvalid);
-            }
-          }
-        }
-      },
-      a.threads);
-}
+// The shared driver (qgemm_impl.h) on the split operands.
+struct SplitOperands {
+  static constexpr int kAK4 = kA16;
+  static constexpr int64_t kWScratch = kW16;
+  static int64_t kc4() { return kKc4; }
+  static int64_t mc() { return kMc; }
+  static void pack_a(const uint8_t* src, int64_t ld, int rows, int64_t K, uint8_t flip,
+                     uint8_t* dst) {
+    pack_a16(src, ld, rows, K, flip, dst);
+  }
+  static const int16_t* prepare_w(const int8_t* w, int64_t kn, void* scratch) {
+    split_w(w, kn, static_cast<int16_t*>(scratch));
+    return static_cast<const int16_t*>(scratch);
+  }
+  static void kernel(int mr, const uint8_t* a, const int16_t* w, int64_t kn, int32_t* c,
+                     bool acc_in) {
+    kUk16[static_cast<size_t>(mr - 1)](a, w, kn, c, acc_in);
+  }
+};
+inline void run_split(const qgemm::Args& a) { run_with<SplitOperands>(a); }
 }  // namespace opsnn::simd::avx2::plain
 
 namespace opsnn::qgemm {
@@ -199,7 +152,7 @@ const KernelFns& fns_avx2() {
   static const KernelFns f{"3x16_avx2",
                            simd::avx2::plain::kNR,
                            simd::avx2::plain::kMR,
-                           &simd::avx2::plain::run16,
+                           &simd::avx2::plain::run_split,
                            simd::avx2::plain::kA16,
                            simd::avx2::plain::kW16,
                            simd::avx2::plain::kKc4,

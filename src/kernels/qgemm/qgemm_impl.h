@@ -72,45 +72,72 @@ inline void epilogue_row(const qgemm::Args& a, const int32_t* c, const int32_t* 
   }
 }
 
-inline void run(const qgemm::Args& a) {
-  const int64_t M = a.M, N = a.N, K = a.K, K4 = qgemm::k4_of(K), lda4 = K4 * 4;
+template <class T>
+T* align64(void* p) {
+  return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
+}
+
+// The operand forms of the driver below. Plain: A packed as u8 ([K4][kMR][4]
+// bytes per micro-panel), W panels read in place, ukernel; K blocks of
+// kc4_max, blocks of C of block_rows(kMR) rows. An ISA file may pass its own
+// (qgemm_avx2.cc): the same members.
+struct PlainOperands {
+  static constexpr int kAK4 = 4;           // packed A bytes per row and step of 4 k
+  static constexpr int64_t kWScratch = 0;  // per thread: W scratch bytes per column and k4
+  static int64_t kc4() { return qgemm::kc4_max(kMR, kNR); }
+  static int64_t mc() { return qgemm::block_rows(kMR); }
+  static void pack_a(const uint8_t* src, int64_t ld, int rows, int64_t K, uint8_t flip,
+                     uint8_t* dst) {
+    qgemm::pack_panel(src, ld, rows, kMR, K, flip, dst);
+  }
+  // kn steps of 4 k of a packed W panel, as the kernel reads them.
+  static const int8_t* prepare_w(const int8_t* w, int64_t /*kn*/, void* /*scratch*/) { return w; }
+  static void kernel(int mr, const uint8_t* a, const int8_t* w, int64_t kn, int32_t* c,
+                     bool acc_in) {
+    kUk[static_cast<size_t>(mr - 1)](a, w, kn, c, acc_in);
+  }
+};
+
+template <class Ops>
+void run_with(const qgemm::Args& a) {
+  const int64_t M = a.M, N = a.N, K = a.K, K4 = qgemm::k4_of(K), lda = K4 * Ops::kAK4;
   if (M == 0 || N == 0) return;
-  uint8_t* ap =
-      reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(a.ws) + 63) & ~uintptr_t{63});
+  uint8_t* ap = align64<uint8_t>(a.ws);
   const int64_t mpad = (M + kMR - 1) / kMR * kMR;
-  int32_t* corr = reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(ap + mpad * lda4) + 63) &
-                                             ~uintptr_t{63});
+  int32_t* corr = align64<int32_t>(ap + mpad * lda);
   const int32_t c = (a.a_signed ? 128 : 0) + a.a_zp;
   const int32_t* colsum = qgemm::packed_colsum(a.packed_w, kNR, N, K);
   const int64_t npad = (N + kNR - 1) / kNR * kNR;
   for (int64_t n = 0; n < npad; ++n) corr[n] = c * colsum[n];
-  // A as u8 (s8 shifted by 128) in micro-panels of kMR rows, [K4][kMR][4]
-  // bytes each (one cache line feeds a k4 step); K and the rows past M padded
-  // with zeros.
+  // A as u8 (s8 shifted by 128) in micro-panels of kMR rows, one cache line
+  // per k4 step; K and the rows past M padded with zeros.
   parallel_for(mpad / kMR, 1, [&](int64_t b, int64_t e) {
     const uint8_t flip = a.a_signed ? 0x80 : 0;
     for (int64_t p = b; p < e; ++p) {
       const int rows = static_cast<int>(std::min<int64_t>(kMR, M - p * kMR));
-      qgemm::pack_panel(static_cast<const uint8_t*>(a.a) + p * kMR * a.lda, a.lda, rows, kMR, K,
-                        flip, ap + p * kMR * lda4);
+      Ops::pack_a(static_cast<const uint8_t*>(a.a) + p * kMR * a.lda, a.lda, rows, K, flip,
+                  ap + p * kMR * lda);
     }
   });
-  const int64_t MC = qgemm::block_rows(kMR), NC = qgemm::block_cols(kNR);
+  const int64_t MC = Ops::mc(), NC = qgemm::block_cols(kNR);
   const int64_t tm = (M + MC - 1) / MC, tn = (N + NC - 1) / NC;
   const int8_t* pw = static_cast<const int8_t*>(a.packed_w);
-  // K blocks of at most kc4_max k4 steps (equal sizes), bounding the W panel
+  // K blocks of at most kc4 k4 steps (equal sizes), bounding the W panel
   // slice one microkernel call streams. The int32 sums of a block tile are kept
   // across the K blocks in the thread's slot of the workspace (MC x NC, L2),
   // after the corrections. Integer sums: the blocking does not change any result.
-  const int64_t kc4_max = qgemm::kc4_max(kMR, kNR);
+  const int64_t kc4_max = Ops::kc4();
   const int64_t nkb = (K4 + kc4_max - 1) / kc4_max;
   const int64_t kc4 = (K4 + nkb - 1) / nkb;
-  int32_t* cbufs =
-      reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(corr + npad) + 63) & ~uintptr_t{63});
+  int32_t* cbufs = align64<int32_t>(corr + npad);
+  uint8_t* wbufs = align64<uint8_t>(nkb > 1 ? cbufs + a.threads * MC * NC : cbufs);
+  const int64_t wslot = std::min(K4, kc4_max) * kNR * Ops::kWScratch;  // bytes per thread
   parallel_tasks(
       tm * tn,
       [&](int64_t t) {
-        int32_t* cbuf = cbufs + static_cast<int64_t>(a.threads == 1 ? 0 : thread_index()) * MC * NC;
+        const int slot = a.threads == 1 ? 0 : thread_index();
+        int32_t* cbuf = cbufs + static_cast<int64_t>(slot) * MC * NC;
+        void* wscratch = wbufs + slot * wslot;
         alignas(64) int32_t tile1[kMR * kNR];    // one K block: a single L1-hot tile
         const int64_t im = t % tm, in = t / tm;  // consecutive tasks share a block of W
         const int64_t m0 = im * MC, m1 = std::min(M, m0 + MC);
@@ -119,15 +146,15 @@ inline void run(const qgemm::Args& a) {
           const int64_t kn = std::min(kc4, K4 - k40);
           const bool last = k40 + kn == K4;
           for (int64_t p0 = n0; p0 < n1; p0 += kNR) {
-            const int8_t* wp = pw + (p0 / kNR) * kNR * lda4 + k40 * kNR * 4;
+            const auto* wp =
+                Ops::prepare_w(pw + (p0 / kNR) * kNR * K4 * 4 + k40 * kNR * 4, kn, wscratch);
             const int nvalid = static_cast<int>(std::min<int64_t>(kNR, N - p0));
             for (int64_t mm = m0; mm < m1; mm += kMR) {
               const int mr = static_cast<int>(std::min<int64_t>(kMR, m1 - mm));
               int32_t* tile =
                   nkb == 1 ? tile1
                            : cbuf + ((p0 - n0) / kNR * (MC / kMR) + (mm - m0) / kMR) * kMR * kNR;
-              kUk[static_cast<size_t>(mr - 1)](ap + mm * lda4 + k40 * kMR * 4, wp, kn, tile,
-                                               k40 > 0);
+              Ops::kernel(mr, ap + mm * lda + k40 * kMR * Ops::kAK4, wp, kn, tile, k40 > 0);
               if (last)
                 for (int i = 0; i < mr; ++i)
                   epilogue_row(a, tile + i * kNR, corr, mm + i, p0, nvalid);
@@ -137,3 +164,5 @@ inline void run(const qgemm::Args& a) {
       },
       a.threads);
 }
+
+inline void run(const qgemm::Args& a) { run_with<PlainOperands>(a); }
