@@ -5,10 +5,11 @@
 // row and step of 4 k: (a0, a2) and (a1, a3) as s16 pairs, each one 32-bit
 // broadcast), W per K-block of a panel into the thread's scratch, converted
 // once and used by every row micro-panel of the block. A step of 4 k over
-// 4 rows x 16 columns is then 16 vpmaddwd + 16 vpaddd: the same count of
-// multiplies as vpmaddubsw + vpmaddwd(1), and 46 -> 32 vector instructions
-// against widening both operands in the microkernel (0.69-0.71x oneDNN's
-// int8 matmul at AVX2 on 2048-sized shapes before).
+// 3 rows x 16 columns is then 12 vpmaddwd + 12 vpaddd: the same count of
+// multiplies as vpmaddubsw + vpmaddwd(1), against 46 instructions per 4 rows
+// when the microkernel widened both operands itself (0.69-0.71x oneDNN's
+// int8 matmul at AVX2 on 2048-sized shapes then). It runs through the shared
+// driver (qgemm_driver.h) as its own operand form.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -22,18 +23,8 @@
 
 namespace opsnn::simd::avx2::plain {
 constexpr int kMR = 3, kNRV = 2;
+#include "kernels/qgemm/qgemm_driver.h"
 #include "kernels/qgemm/qgemm_ops_avx2.inc"
-// acc += u8(a) . s8(w), 4 terms a lane, widening in place: the microkernel of
-// the plain operand form (qgemm_impl.h), which this ISA's kernel does not use.
-inline VI dp(VI acc, VI a, VI w) {
-  const VI a_even = _mm256_and_si256(a, _mm256_set1_epi16(0x00ff));
-  const VI a_odd = _mm256_srli_epi16(a, 8);
-  const VI w_even = _mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8);
-  const VI w_odd = _mm256_srai_epi16(w, 8);
-  const VI s = _mm256_add_epi32(_mm256_madd_epi16(a_even, w_even), _mm256_madd_epi16(a_odd, w_odd));
-  return _mm256_add_epi32(acc, s);
-}
-#include "kernels/qgemm/qgemm_impl.h"
 
 // Packed A: per micro-panel of kMR rows, [K4][kMR][8 bytes] = s16 (a0, a2, a1, a3).
 constexpr int kA16 = 8;
@@ -125,7 +116,7 @@ constexpr std::array<Uk16Fn, sizeof...(I)> uk16_table(std::integer_sequence<int,
 }
 inline constexpr std::array<Uk16Fn, kMR> kUk16 = uk16_table(std::make_integer_sequence<int, kMR>{});
 
-// The shared driver (qgemm_impl.h) on the split operands.
+// The shared driver (qgemm_driver.h) on the split operands.
 struct SplitOperands {
   static constexpr int kAK4 = kA16;
   static constexpr int64_t kWScratch = kW16;
