@@ -518,19 +518,23 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   const int64_t Nfull = N;
   if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
   const int64_t kc = even_kc(p.kc, K, 1);
-  // Decode: A read in place (no packing) when it is a few row groups of f32;
-  // bf16 / f16 A is converted once, whole, into the caller's scratch (at most
-  // 16 rows: a small fraction of the weight bytes streamed).
-  const bool direct_a = M <= gemm::direct_max_m(MR) && (a.t != DType::f32 || a.cs == 1);
+  // Decode: A read in place (no packing) when it is a few row groups of f32
+  // with unit column stride; bf16 / f16 rows are converted once, whole, into
+  // the caller's scratch (at most 16 rows: a small fraction of the weight
+  // bytes streamed).
+  const bool direct_a = M <= gemm::direct_max_m(MR) && a.cs == 1;
   const float* ap = static_cast<const float*>(a.p);
   int64_t lda = a.rs;
   if (direct_a && a.t != DType::f32 && K > 0) {
     float* buf = sc.pairs(static_cast<size_t>(M * K));
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t k = 0; k < K; ++k)
-        buf[i * K + k] = a.t == DType::bf16
-                             ? elem(static_cast<const bf16*>(a.p), i * a.rs + k * a.cs)
-                             : elem(static_cast<const f16*>(a.p), i * a.rs + k * a.cs);
+    const size_t bytes = dtype_size(a.t);
+    for (int64_t i = 0; i < M; ++i) {
+      const void* row = static_cast<const char*>(a.p) + i * a.rs * static_cast<int64_t>(bytes);
+      if (a.t == DType::bf16)
+        convert_bf16_to_f32(static_cast<const bf16*>(row), buf + i * K, static_cast<size_t>(K));
+      else
+        convert_f16_to_f32(static_cast<const f16*>(row), buf + i * K, static_cast<size_t>(K));
+    }
     ap = buf;
     lda = K;
   }
