@@ -16,6 +16,7 @@
 //           the pre-packed form, both on a warm B.
 //
 // Usage: opsnn_bench_matmul_op_form [rounds=7] [decode|compute|large|all] [max decode N]
+//        [decode M only] [decode dtype only: f32|bf16]
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -53,7 +54,7 @@ size_t copies_for(size_t bytes) {
   return std::clamp<size_t>((size_t{256} << 20) / std::max<size_t>(bytes, 1), 2, 16);
 }
 
-void decode(int rounds, int64_t max_n) {
+void decode(int rounds, int64_t max_n, int64_t only_m, const std::string& only_t) {
   struct S {
     int64_t m, n, k;
   };
@@ -65,7 +66,8 @@ void decode(int rounds, int64_t max_n) {
               "med_ms", "GB/s", "pk/op min", "pk/op med");
   for (DType t : {DType::f32, DType::bf16})
     for (S s : {S{1, 4096, 4096}, S{1, 11008, 4096}, S{8, 4096, 4096}, S{8, 11008, 4096}}) {
-      if (s.n > max_n) continue;
+      if (s.n > max_n || (only_m > 0 && s.m != only_m)) continue;
+      if (!only_t.empty() && only_t != dtype_name(t)) continue;
       const Tensor x = random({s.m, s.k}, t, 1);
       Tensor y = Tensor::zeros({s.m, s.n}, t);
       const size_t wbytes = static_cast<size_t>(s.k * s.n) * dtype_size(t);
@@ -199,7 +201,9 @@ int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
   const std::string what = argc > 2 ? argv[2] : "all";
   const int64_t max_n = argc > 3 ? std::atoll(argv[3]) : INT64_MAX;
-  if (what == "all" || what == "decode") decode(rounds, max_n);
+  const int64_t only_m = argc > 4 ? std::atoll(argv[4]) : 0;
+  const std::string only_t = argc > 5 ? argv[5] : "";
+  if (what == "all" || what == "decode") decode(rounds, max_n, only_m, only_t);
   if (what == "all" || what == "compute") compute(rounds);
   if (what == "all" || what == "large") large(rounds);
   return 0;

@@ -8,8 +8,11 @@
 #include "opsnn/thread_pool.h"
 
 namespace opsnn::simd::avx2 {
-// 16 ymm: 2x4 / 1x4 accumulators (+4 B vectors) for row-major B, 2x4 / 1x8 for transposed B.
-inline constexpr int kRmG = 2, kRmNv = 4, kRmNv1 = 4, kDotG = 2, kDotR = 4, kDotR1 = 8;
+// 16 ymm. Row-major B: 4x3 accumulators (+3 B vectors, 1 broadcast), 1x4 for
+// M = 1; 4x3 loads 7 vectors per 12 FMAs where 2x4 loaded 6 per 8, and M = 8
+// ran 1.3-1.5x faster (docs/notes/2026-12-04-unpacked-avx2-tiles.md).
+// Transposed B: 4x3 (M = 8 1.1-1.2x faster than 2x4), 1x8.
+inline constexpr int kRmG = 4, kRmNv = 3, kRmNv1 = 4, kDotG = 4, kDotR = 3, kDotR1 = 8;
 #include "kernels/gemm/gemm_unpacked_impl.h"
 }  // namespace opsnn::simd::avx2
 

@@ -32,8 +32,10 @@ inline constexpr int64_t kDotPfBytes = 1024;
 // Transposed B: K is walked in blocks of this many elements, so that the R
 // weight rows' block stays in L1 while every row group of A uses it.
 inline constexpr int64_t kDotKb = 512;
-// Transposed B: output columns per epilogue call.
-inline constexpr int kDotTile = 64;
+// Transposed B: output columns per epilogue call, whole groups of kDotR
+// (and kDotR1) weight rows.
+inline constexpr int kDotTile = 16 * kDotR;
+static_assert(kDotTile % kDotR1 == 0);
 
 // ---- row-major B (K x N, unit column stride) --------------------------------------
 // G rows x [0, ncols) (<= NV*kLanes) over kl rows of B: the packed decode
