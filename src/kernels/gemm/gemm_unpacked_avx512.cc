@@ -8,9 +8,11 @@
 #include "opsnn/thread_pool.h"
 
 namespace opsnn::simd::avx512 {
-// 32 zmm: 8x2 / 1x8 accumulators for row-major B (each B vector converted
-// once for 8 rows), 4x4 / 1x8 for transposed B.
-inline constexpr int kRmG = 8, kRmNv = 2, kRmNv1 = 8, kDotG = 4, kDotR = 4, kDotR1 = 8;
+// 32 zmm: 4x6 / 1x8 accumulators for row-major B, 4x6 / 1x8 for transposed
+// B. At M = 8 the 4-row tiles (each B vector read twice, from L1 the second
+// time) ran 0.95-1.05 of the packed time where 8x2 and 4x4 ran 0.77-0.94
+// (docs/notes/2026-12-04-unpacked-avx2-tiles.md).
+inline constexpr int kRmG = 4, kRmNv = 6, kRmNv1 = 8, kDotG = 4, kDotR = 6, kDotR1 = 8;
 #include "kernels/gemm/gemm_unpacked_impl.h"
 }  // namespace opsnn::simd::avx512
 
