@@ -32,6 +32,10 @@ inline __m256i tail_mask(int n) {
 }
 
 inline Vf load(const float* p) { return {_mm256_loadu_ps(p)}; }
+// base[idx[i]] for each lane (idx: kLanes int32 offsets in elements).
+inline Vf gather(const float* base, const int32_t* idx) {
+  return {_mm256_i32gather_ps(base, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx)), 4)};
+}
 inline void store(float* p, Vf a) { _mm256_storeu_ps(p, a.v); }
 inline void stream(float* p, Vf a) { _mm256_stream_ps(p, a.v); }
 // Orders earlier stream() stores before later stores (call once after a run of them).

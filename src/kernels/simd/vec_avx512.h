@@ -30,6 +30,10 @@ inline Vi set1i(int32_t x) { return {_mm512_set1_epi32(x)}; }
 inline __mmask16 tail_mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
 
 inline Vf load(const float* p) { return {_mm512_loadu_ps(p)}; }
+// base[idx[i]] for each lane (idx: kLanes int32 offsets in elements).
+inline Vf gather(const float* base, const int32_t* idx) {
+  return {_mm512_i32gather_ps(_mm512_loadu_si512(idx), base, 4)};
+}
 inline void store(float* p, Vf a) { _mm512_storeu_ps(p, a.v); }
 // Non-temporal store for large outputs that will not be read soon; p 64-byte aligned.
 inline void stream(float* p, Vf a) { _mm512_stream_ps(p, a.v); }

@@ -28,6 +28,8 @@ inline Vf set1(float x) { return {x}; }
 inline Vi set1i(int32_t x) { return {x}; }
 
 inline Vf load(const float* p) { return {*p}; }
+// base[idx[i]] for each lane (idx: kLanes int32 offsets in elements).
+inline Vf gather(const float* base, const int32_t* idx) { return {base[*idx]}; }
 inline void store(float* p, Vf a) { *p = a.v; }
 inline void stream(float* p, Vf a) { *p = a.v; }
 // Orders earlier stream() stores before later stores (call once after a run of them).

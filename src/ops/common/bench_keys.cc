@@ -81,6 +81,27 @@ std::vector<int64_t> CaseKeys::ints(const std::string& key, char sep,
   return v ? parse_int_list(op_, key, *v, sep) : def;
 }
 
+std::vector<double> CaseKeys::floats(const std::string& key, char sep,
+                                     const std::vector<double>& def) {
+  const std::string* v = find(key);
+  if (!v) return def;
+  std::vector<double> r;
+  if (v->empty() || *v == "-") return r;
+  size_t at = 0;
+  for (;;) {
+    const size_t e = std::min(v->find(sep, at), v->size());
+    const std::string d = v->substr(at, e - at);
+    char* end = nullptr;
+    const double x = std::strtod(d.c_str(), &end);
+    if (d.empty() || *end != '\0')
+      throw Error(op_, "--case key '" + key + "'",
+                  "numbers separated by '" + std::string(1, sep) + "'", "'" + *v + "'");
+    r.push_back(x);
+    if (e == v->size()) return r;
+    at = e + 1;
+  }
+}
+
 void CaseKeys::done() const {
   for (const auto& kv : kv_) {
     if (std::find(known_.begin(), known_.end(), kv.first) != known_.end()) continue;
@@ -118,8 +139,8 @@ CheckCase attr_bench_case(const OpSchema& schema, CaseKeys& keys, DType t) {
         c.attrs.set(a.name, keys.ints(a.name, ':', {}));
         break;
       case AttrType::f64s:
-        throw Error(schema.name, "--case key '" + a.name + "'",
-                    "an attribute that is not a list of floats", "'" + a.name + "'");
+        c.attrs.set(a.name, keys.floats(a.name, ':', {}));
+        break;
     }
   }
   for (const ArgSpec& a : schema.inputs)

@@ -34,6 +34,8 @@ class CaseKeys {
   Shape dims(const std::string& key, const Shape& def);
   // Integers separated by `sep`.
   std::vector<int64_t> ints(const std::string& key, char sep, const std::vector<int64_t>& def);
+  // Numbers separated by `sep` ("2:2", "0.5:1.5"; "" or "-": the empty list).
+  std::vector<double> floats(const std::string& key, char sep, const std::vector<double>& def);
   // Throws if the case has a key that none of the calls above asked for.
   void done() const;
 

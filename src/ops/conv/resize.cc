@@ -5,6 +5,7 @@
 #include "ops/conv/resize.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "ops/common/checks.h"
@@ -250,6 +251,17 @@ ResizePlan plan_of(const OpCall& call) {
     d.idx = t.idx;
     d.weight.assign(t.w.begin(), t.w.end());
     if (m.coord == "tf_crop_and_resize") d.outside = t.outside;
+    if (j == 2 && d.in <= INT32_MAX && d.out <= INT32_MAX / d.taps) {
+      d.idx_tm.resize(static_cast<size_t>(d.out * d.taps));
+      d.weight_tm.resize(d.idx_tm.size());
+      for (int64_t o = 0; o < d.out; ++o)
+        for (int64_t k = 0; k < d.taps; ++k) {
+          d.idx_tm[static_cast<size_t>(k * d.out + o)] =
+              static_cast<int32_t>(d.idx[static_cast<size_t>(o * d.taps + k)]);
+          d.weight_tm[static_cast<size_t>(k * d.out + o)] =
+              d.weight[static_cast<size_t>(o * d.taps + k)];
+        }
+    }
   }
   return p;
 }

@@ -16,6 +16,11 @@ struct ResizeDim {
   std::vector<int64_t> idx;      // out * taps input indices (clamped)
   std::vector<float> weight;     // out * taps
   std::vector<uint8_t> outside;  // tf_crop_and_resize: output uses the extrapolation value
+  // The same taps tap-major (tap t of output o at t * out + o), int32: the
+  // channels-first kernels' vector gathers along the row. Empty when in or
+  // out do not fit int32.
+  std::vector<int32_t> idx_tm;
+  std::vector<float> weight_tm;
 };
 
 struct ResizePlan {

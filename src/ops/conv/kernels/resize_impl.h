@@ -55,30 +55,127 @@ void channels_last(const ResizePlan& p, const T* x, T* y) {
   });
 }
 
+// Channels first: one output row (n, c, od, oh) at a time. The input rows
+// it mixes (one per D x H tap pair) are first summed with their weights into
+// a row of W.in floats, vectorised along the row (kRowFloats at most, on the
+// stack; a single row of weight 1, as nearest gives, is read in place), then
+// each output column takes its W taps from that row. No per-element index
+// arithmetic: the taps were computed at create.
+inline constexpr int64_t kRowFloats = 4096;
+
+template <class T>
+void mix_rows(const T* const* rows, const float* wts, int nr, int64_t w_in, float* dst) {
+  for (int64_t i = 0; i < w_in; i += kLanes) {
+    const int nl = static_cast<int>(std::min<int64_t>(kLanes, w_in - i));
+    Vf acc = zero();
+    for (int r = 0; r < nr; ++r) acc = fma(set1(wts[r]), load_n(rows[r] + i, nl), acc);
+    store_n(dst + i, acc, nl);
+  }
+}
+
+template <class T, class S>
+void columns(const ResizePlan& p, const S* src, T* dst) {
+  const ResizeDim& W = p.dim[2];
+  const int64_t* idx = W.idx.data();
+  const float* wt = W.weight.data();
+  if (std::is_same_v<S, float> && !W.idx_tm.empty()) {
+    // Vector gathers along the row, the taps' FMAs in the scalar loop's order.
+    const float* sf = reinterpret_cast<const float*>(src);
+    const int32_t* it = W.idx_tm.data();
+    const float* wtm = W.weight_tm.data();
+    int64_t o = 0;
+    for (; o + kLanes <= W.out; o += kLanes) {
+      Vf acc = zero();
+      for (int64_t t = 0; t < W.taps; ++t)
+        acc = fma(load(wtm + t * W.out + o), gather(sf, it + t * W.out + o), acc);
+      store(dst + o, acc);
+    }
+    for (; o < W.out; ++o) {
+      float acc = 0;
+      for (int64_t t = 0; t < W.taps; ++t)
+        acc = std::fma(wt[o * W.taps + t], sf[idx[o * W.taps + t]], acc);
+      dst[o] = from_float<T>(acc);
+    }
+  } else if (W.taps == 1 && std::is_same_v<S, T>) {
+    for (int64_t o = 0; o < W.out; ++o) dst[o] = static_cast<T>(src[idx[o]]);
+  } else {
+    for (int64_t o = 0; o < W.out; ++o) {
+      float acc = 0;
+      for (int64_t t = 0; t < W.taps; ++t)
+        acc = std::fma(wt[o * W.taps + t], to_float(src[idx[o * W.taps + t]]), acc);
+      dst[o] = from_float<T>(acc);
+    }
+  }
+  if (!W.outside.empty())
+    for (int64_t o = 0; o < W.out; ++o)
+      if (W.outside[o]) dst[o] = from_float<T>(p.extrapolation);
+}
+
+// Whether output rows oh0 and oh1 (of the same od) mix the same input rows
+// with the same weights.
+inline bool same_mix(const ResizeDim& H, int64_t oh0, int64_t oh1) {
+  for (int64_t t = 0; t < H.taps; ++t)
+    if (H.idx[oh0 * H.taps + t] != H.idx[oh1 * H.taps + t] ||
+        H.weight[oh0 * H.taps + t] != H.weight[oh1 * H.taps + t])
+      return false;
+  return H.outside.empty() || H.outside[oh0] == H.outside[oh1];
+}
+
 template <class T>
 void channels_first(const ResizePlan& p, const T* x, T* y) {
   const ResizeDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
-  const int64_t outs = D.out * H.out * W.out, plane = D.in * H.in * W.in;
-  parallel_for(p.n * p.c, 1, [&](int64_t b, int64_t e) {
-    for (int64_t pc = b; pc < e; ++pc) {
+  const int64_t plane = D.in * H.in * W.in, rows_out = D.out * H.out;
+  const int64_t nmix = D.taps * H.taps;
+  // Rows wider than the stack row, or mixing more rows than a cubic 3-D
+  // resize does: each column sums its D x H x W taps directly.
+  const bool direct = W.in > kRowFloats || nmix > 16;
+  parallel_for(p.n * p.c * rows_out, 1, [&](int64_t b, int64_t e) {
+    alignas(64) float mixed[kRowFloats];
+    const T* rows[16];
+    float wts[16];
+    for (int64_t q = b; q < e; ++q) {
+      const int64_t pc = q / rows_out, r = q % rows_out, od = r / H.out, oh = r % H.out;
       const T* xp = x + pc * plane;
-      T* yp = y + pc * outs;
-      for (int64_t o = 0; o < outs; ++o) {
-        const int64_t od = o / (H.out * W.out), oh = o / W.out % H.out, ow = o % W.out;
-        if (outside(p, od, oh, ow)) {
-          yp[o] = from_float<T>(p.extrapolation);
-          continue;
+      T* dst = y + q * W.out;
+      if ((!D.outside.empty() && D.outside[od]) || (!H.outside.empty() && H.outside[oh])) {
+        std::fill(dst, dst + W.out, from_float<T>(p.extrapolation));
+        continue;
+      }
+      int nr = 0;
+      for (int64_t a = 0; a < D.taps && nr < 16; ++a)
+        for (int64_t bh = 0; bh < H.taps && nr < 16; ++bh, ++nr) {
+          rows[nr] = xp + (D.idx[od * D.taps + a] * H.in + H.idx[oh * H.taps + bh]) * W.in;
+          wts[nr] = D.weight[od * D.taps + a] * H.weight[oh * H.taps + bh];
         }
-        float acc = 0;
-        for (int64_t a = 0; a < D.taps; ++a)
-          for (int64_t bh = 0; bh < H.taps; ++bh) {
-            const float wdh = D.weight[od * D.taps + a] * H.weight[oh * H.taps + bh];
-            const int64_t row = (D.idx[od * D.taps + a] * H.in + H.idx[oh * H.taps + bh]) * W.in;
-            for (int64_t cw = 0; cw < W.taps; ++cw)
-              acc = std::fma(wdh * W.weight[ow * W.taps + cw],
-                             to_float(xp[row + W.idx[ow * W.taps + cw]]), acc);
-          }
-        yp[o] = from_float<T>(acc);
+      if (direct) {
+        for (int64_t o = 0; o < W.out; ++o) {
+          float acc = 0;
+          for (int64_t a = 0; a < D.taps; ++a)
+            for (int64_t bh = 0; bh < H.taps; ++bh) {
+              const T* row = xp + (D.idx[od * D.taps + a] * H.in + H.idx[oh * H.taps + bh]) * W.in;
+              const float wdh = D.weight[od * D.taps + a] * H.weight[oh * H.taps + bh];
+              for (int64_t t = 0; t < W.taps; ++t)
+                acc = std::fma(wdh * W.weight[o * W.taps + t], to_float(row[W.idx[o * W.taps + t]]),
+                               acc);
+            }
+          dst[o] = from_float<T>(acc);
+        }
+        if (!W.outside.empty())
+          for (int64_t o = 0; o < W.out; ++o)
+            if (W.outside[o]) dst[o] = from_float<T>(p.extrapolation);
+        continue;
+      }
+      // An output row with the same input rows and weights as the row before
+      // it (nearest upsampling along H repeats every row): a copy of it.
+      if (q > b && r % H.out != 0 && same_mix(H, oh - 1, oh)) {
+        std::copy(dst - W.out, dst, dst);
+        continue;
+      }
+      if (nr == 1 && wts[0] == 1.0f) {
+        columns(p, rows[0], dst);
+      } else {
+        mix_rows(rows, wts, nr, W.in, mixed);
+        columns(p, static_cast<const float*>(mixed), dst);
       }
     }
   });
