@@ -53,35 +53,84 @@ void channels_last(const PoolPlan& p, const T* x, T* y) {
   });
 }
 
+// Channels first, each output walking its window: max pool with indices, and
+// rows wider than channels_first's stack row. ind may be null.
 template <class T>
-void channels_first(const PoolPlan& p, const T* x, T* y, int64_t* ind) {
+void channels_first_walk(const PoolPlan& p, const T* x, T* y, int64_t* ind) {
   const PoolDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
   const int64_t outs = D.out * H.out * W.out, plane = D.in * H.in * W.in;
   parallel_for(p.n * p.c, 1, [&](int64_t b, int64_t e) {
     for (int64_t pc = b; pc < e; ++pc) {
       const T* xp = x + pc * plane;
-      for (int64_t o = 0; o < outs; ++o) {
-        const int64_t od = o / (H.out * W.out), oh = o / W.out % H.out, ow = o % W.out;
-        float acc = p.is_max ? -INFINITY : 0.0f;
-        int64_t arg = -1;
+      int64_t o = pc * outs;
+      for (int64_t od = 0; od < D.out; ++od)
+        for (int64_t oh = 0; oh < H.out; ++oh)
+          for (int64_t ow = 0; ow < W.out; ++ow, ++o) {
+            float acc = p.is_max ? -INFINITY : 0.0f;
+            int64_t arg = -1;
+            for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
+              for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh) {
+                const int64_t row = (D.idx[a] * H.in + H.idx[bh]) * W.in;
+                for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
+                  const float v = to_float(xp[row + W.idx[cw]]);
+                  if (!p.is_max) {
+                    acc += v;
+                  } else if (v > acc || std::isnan(v) || arg < 0) {
+                    acc = v;
+                    arg = row + W.idx[cw];
+                  }
+                }
+              }
+            if (!p.is_max)
+              acc = acc * static_cast<float>(
+                              1.0 / static_cast<double>(D.count[od] * H.count[oh] * W.count[ow]));
+            y[o] = from_float<T>(acc);
+            if (ind) ind[o] = arg;
+          }
+    }
+  });
+}
+
+// Channels first: one output row (n, c, od, oh) at a time. The window's input
+// rows are first reduced column by column into a row of W.in floats
+// (vectorised along the row; kRowFloats at most, on the stack), then each
+// output column reduces its W window of that row. The window tables were
+// built at create: no per-element index arithmetic.
+inline constexpr int64_t kRowFloats = 4096;
+
+template <class T>
+void channels_first(const PoolPlan& p, const T* x, T* y) {
+  const PoolDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
+  const int64_t plane = D.in * H.in * W.in, rows_out = D.out * H.out;
+  parallel_for(p.n * p.c * rows_out, 1, [&](int64_t b, int64_t e) {
+    alignas(64) float red[kRowFloats];
+    for (int64_t q = b; q < e; ++q) {
+      const int64_t pc = q / rows_out, r = q % rows_out, od = r / H.out, oh = r % H.out;
+      const T* xp = x + pc * plane;
+      T* dst = y + q * W.out;
+      for (int64_t i = 0; i < W.in; i += kLanes) {
+        const int nl = static_cast<int>(std::min<int64_t>(kLanes, W.in - i));
+        Vf acc = p.is_max ? set1(-INFINITY) : zero();
         for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
           for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh) {
-            const int64_t row = (D.idx[a] * H.in + H.idx[bh]) * W.in;
-            for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
-              const float v = to_float(xp[row + W.idx[cw]]);
-              if (!p.is_max) {
-                acc += v;
-              } else if (v > acc || std::isnan(v) || arg < 0) {
-                acc = v;
-                arg = row + W.idx[cw];
-              }
-            }
+            const Vf v = load_n(xp + (D.idx[a] * H.in + H.idx[bh]) * W.in + i, nl);
+            acc = p.is_max ? take_max(acc, v) : acc + v;
           }
+        store_n(red + i, acc, nl);
+      }
+      const double dh = static_cast<double>(D.count[od] * H.count[oh]);
+      for (int64_t ow = 0; ow < W.out; ++ow) {
+        float acc = p.is_max ? -INFINITY : 0.0f;
+        for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
+          const float v = red[W.idx[cw]];
+          if (!p.is_max)
+            acc += v;
+          else if (v > acc || std::isnan(v))
+            acc = v;
+        }
         if (!p.is_max)
-          acc = acc * static_cast<float>(
-                          1.0 / static_cast<double>(D.count[od] * H.count[oh] * W.count[ow]));
-        y[pc * outs + o] = from_float<T>(acc);
-        if (ind) ind[pc * outs + o] = arg;
+          acc = acc * static_cast<float>(1.0 / (dh * static_cast<double>(W.count[ow])));
+        dst[ow] = from_float<T>(acc);
       }
     }
   });
@@ -89,10 +138,14 @@ void channels_first(const PoolPlan& p, const T* x, T* y, int64_t* ind) {
 
 template <class T>
 void run_t(const PoolPlan& p, const void* x, void* y, int64_t* ind) {
-  if (p.cl && !ind)
+  if (ind)
+    channels_first_walk(p, static_cast<const T*>(x), static_cast<T*>(y), ind);
+  else if (p.cl)
     channels_last(p, static_cast<const T*>(x), static_cast<T*>(y));
+  else if (p.dim[2].in > kRowFloats)
+    channels_first_walk(p, static_cast<const T*>(x), static_cast<T*>(y), nullptr);
   else
-    channels_first(p, static_cast<const T*>(x), static_cast<T*>(y), ind);
+    channels_first(p, static_cast<const T*>(x), static_cast<T*>(y));
 }
 
 inline void run(const PoolPlan& p, const void* x, void* y, int64_t* ind) {
