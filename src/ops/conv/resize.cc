@@ -119,7 +119,9 @@ TapsD dim_taps(const Geo& g, const Modes& m, int j) {
   TapsD t;
   const int64_t in = g.in[j], out = g.out[j];
   const double s = g.scale[j];
-  t.taps = m.mode == "nearest" ? 1 : m.mode == "linear" ? 2 : 4;
+  // A padding dim (of size 1, below the op's spatial rank) has one tap of
+  // weight 1: the op has no such dim, so no zero-weight taps there.
+  t.taps = j < 3 - g.r || m.mode == "nearest" ? 1 : m.mode == "linear" ? 2 : 4;
   const int i = j - (3 - g.r);  // index among the op's spatial dims (j >= 3 - r)
   for (int64_t o = 0; o < out; ++o) {
     double x = static_cast<double>(o);
@@ -147,7 +149,7 @@ TapsD dim_taps(const Geo& g, const Modes& m, int j) {
     // conversions below defined (a tiny scale or a huge roi puts x near +-inf).
     x = std::clamp(x, -3.0, static_cast<double>(in) + 2);
     auto clampi = [&](int64_t v) { return std::clamp<int64_t>(v, 0, in - 1); };
-    if (m.mode == "nearest") {
+    if (t.taps == 1) {
       double r;
       if (m.nearest == "floor")
         r = std::floor(x);

@@ -22,32 +22,51 @@ inline T from_float(float v) {
 
 inline Vf take_max(Vf acc, Vf v) { return select(isnan(v) | (v > acc), v, acc); }
 
+// Channels last: tasks of (image, output pixel, block of kChanBlock
+// channels), so that a global pool (one output pixel) still spreads over the
+// threads. A task walks its window's pixels in order, each pixel's channel
+// block a contiguous run reduced into a row of floats on the stack.
+inline constexpr int64_t kChanBlock = 512;
+
 template <class T>
 void channels_last(const PoolPlan& p, const T* x, T* y) {
   const PoolDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
   const int64_t outs = D.out * H.out * W.out, C = p.c;
-  parallel_for(p.n * outs, 1, [&](int64_t b, int64_t e) {
+  const int64_t nblk = (C + kChanBlock - 1) / kChanBlock;
+  parallel_for(p.n * outs * nblk, 1, [&](int64_t b, int64_t e) {
+    alignas(64) float red[kChanBlock];
     for (int64_t q = b; q < e; ++q) {
-      const int64_t n = q / outs, o = q % outs;
+      const int64_t po = q / nblk, c0 = q % nblk * kChanBlock;
+      const int64_t cn = std::min(kChanBlock, C - c0);
+      const int64_t n = po / outs, o = po % outs;
       const int64_t od = o / (H.out * W.out), oh = o / W.out % H.out, ow = o % W.out;
-      float div = 0;
-      if (!p.is_max) {
-        const double cnt = static_cast<double>(D.count[od] * H.count[oh] * W.count[ow]);
-        div = static_cast<float>(1.0 / cnt);
-      }
-      T* dst = y + q * C;
-      for (int64_t c0 = 0; c0 < C; c0 += kLanes) {
-        const int nl = static_cast<int>(std::min<int64_t>(kLanes, C - c0));
-        Vf acc = p.is_max ? set1(-INFINITY) : zero();
-        for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
-          for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh)
-            for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
-              const int64_t pix = ((n * D.in + D.idx[a]) * H.in + H.idx[bh]) * W.in + W.idx[cw];
-              const Vf v = load_n(x + pix * C + c0, nl);
-              acc = p.is_max ? take_max(acc, v) : acc + v;
+      for (int64_t c = 0; c < cn; c += kLanes) store(red + c, p.is_max ? set1(-INFINITY) : zero());
+      for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
+        for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh)
+          for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
+            const T* px =
+                x + (((n * D.in + D.idx[a]) * H.in + H.idx[bh]) * W.in + W.idx[cw]) * C + c0;
+            int64_t c = 0;
+            for (; c + kLanes <= cn; c += kLanes) {
+              const Vf v = load(px + c), acc = load(red + c);
+              store(red + c, p.is_max ? take_max(acc, v) : acc + v);
             }
-        if (!p.is_max) acc = acc * set1(div);
-        store_n(dst + c0, acc, nl);
+            if (c < cn) {
+              const int nl = static_cast<int>(cn - c);
+              const Vf v = load_n(px + c, nl), acc = load_n(red + c, nl);
+              store_n(red + c, p.is_max ? take_max(acc, v) : acc + v, nl);
+            }
+          }
+      Vf div = set1(1.0f);
+      if (!p.is_max)
+        div = set1(static_cast<float>(
+            1.0 / static_cast<double>(D.count[od] * H.count[oh] * W.count[ow])));
+      T* dst = y + po * C + c0;
+      for (int64_t c = 0; c < cn; c += kLanes) {
+        const int nl = static_cast<int>(std::min<int64_t>(kLanes, cn - c));
+        Vf v = load_n(red + c, nl);
+        if (!p.is_max) v = v * div;
+        store_n(dst + c, v, nl);
       }
     }
   });
@@ -103,21 +122,27 @@ void channels_first(const PoolPlan& p, const T* x, T* y) {
   const PoolDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
   const int64_t plane = D.in * H.in * W.in, rows_out = D.out * H.out;
   parallel_for(p.n * p.c * rows_out, 1, [&](int64_t b, int64_t e) {
-    alignas(64) float red[kRowFloats];
+    alignas(64) float red[kRowFloats + kLanes];
     for (int64_t q = b; q < e; ++q) {
       const int64_t pc = q / rows_out, r = q % rows_out, od = r / H.out, oh = r % H.out;
       const T* xp = x + pc * plane;
       T* dst = y + q * W.out;
-      for (int64_t i = 0; i < W.in; i += kLanes) {
-        const int nl = static_cast<int>(std::min<int64_t>(kLanes, W.in - i));
-        Vf acc = p.is_max ? set1(-INFINITY) : zero();
-        for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
-          for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh) {
-            const Vf v = load_n(xp + (D.idx[a] * H.in + H.idx[bh]) * W.in + i, nl);
-            acc = p.is_max ? take_max(acc, v) : acc + v;
+      // Row by row (each input row one sequential stream), the reduced row in L1.
+      for (int64_t i = 0; i < W.in; i += kLanes) store(red + i, p.is_max ? set1(-INFINITY) : zero());
+      for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
+        for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh) {
+          const T* row = xp + (D.idx[a] * H.in + H.idx[bh]) * W.in;
+          int64_t i = 0;
+          for (; i + kLanes <= W.in; i += kLanes) {
+            const Vf v = load(row + i), acc = load(red + i);
+            store(red + i, p.is_max ? take_max(acc, v) : acc + v);
           }
-        store_n(red + i, acc, nl);
-      }
+          if (i < W.in) {
+            const int nl = static_cast<int>(W.in - i);
+            const Vf v = load_n(row + i, nl), acc = load_n(red + i, nl);
+            store_n(red + i, p.is_max ? take_max(acc, v) : acc + v, nl);
+          }
+        }
       const double dh = static_cast<double>(D.count[od] * H.count[oh]);
       for (int64_t ow = 0; ow < W.out; ++ow) {
         float acc = p.is_max ? -INFINITY : 0.0f;
