@@ -190,6 +190,15 @@ PoolPlan plan_of(const OpCall& call, Kind kind) {
       d.first.push_back(static_cast<int64_t>(d.idx.size()));
       d.count.push_back(cnt);
     }
+    for (int64_t o = 0; o < d.out; ++o) d.win = std::max(d.win, d.first[o + 1] - d.first[o]);
+    if (j == 2 && d.in < INT32_MAX && d.win <= 64 &&
+        d.out <= INT32_MAX / std::max<int64_t>(d.win, 1)) {
+      d.idx_tm.assign(static_cast<size_t>(d.win * d.out), static_cast<int32_t>(d.in));
+      for (int64_t o = 0; o < d.out; ++o)
+        for (int64_t t = 0; t < d.first[o + 1] - d.first[o]; ++t)
+          d.idx_tm[static_cast<size_t>(t * d.out + o)] =
+              static_cast<int32_t>(d.idx[static_cast<size_t>(d.first[o] + t)]);
+    }
   }
   return p;
 }

@@ -20,6 +20,12 @@ struct PoolDim {
   std::vector<int64_t> first;  // out + 1 offsets into idx
   std::vector<int64_t> idx;    // valid input indices
   std::vector<int64_t> count;  // divisor per output (count_include_pad / adaptive)
+  // The same windows tap-major with a fixed width `win` (tap t of output o at
+  // t * out + o), shorter windows padded with the index `in` (a neutral
+  // element the kernel places after the row): the channels-first kernels'
+  // vector gathers along the row. Empty when it would not fit int32.
+  int64_t win = 0;
+  std::vector<int32_t> idx_tm;
 };
 
 struct PoolPlan {

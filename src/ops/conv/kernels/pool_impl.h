@@ -59,8 +59,8 @@ void channels_last(const PoolPlan& p, const T* x, T* y) {
           }
       Vf div = set1(1.0f);
       if (!p.is_max)
-        div = set1(static_cast<float>(
-            1.0 / static_cast<double>(D.count[od] * H.count[oh] * W.count[ow])));
+        div = set1(
+            static_cast<float>(1.0 / static_cast<double>(D.count[od] * H.count[oh] * W.count[ow])));
       T* dst = y + po * C + c0;
       for (int64_t c = 0; c < cn; c += kLanes) {
         const int nl = static_cast<int>(std::min<int64_t>(kLanes, cn - c));
@@ -123,12 +123,15 @@ void channels_first(const PoolPlan& p, const T* x, T* y) {
   const int64_t plane = D.in * H.in * W.in, rows_out = D.out * H.out;
   parallel_for(p.n * p.c * rows_out, 1, [&](int64_t b, int64_t e) {
     alignas(64) float red[kRowFloats + kLanes];
+    alignas(64) float divs[kRowFloats];
+    double div_dh = -1;
     for (int64_t q = b; q < e; ++q) {
       const int64_t pc = q / rows_out, r = q % rows_out, od = r / H.out, oh = r % H.out;
       const T* xp = x + pc * plane;
       T* dst = y + q * W.out;
       // Row by row (each input row one sequential stream), the reduced row in L1.
-      for (int64_t i = 0; i < W.in; i += kLanes) store(red + i, p.is_max ? set1(-INFINITY) : zero());
+      for (int64_t i = 0; i < W.in; i += kLanes)
+        store(red + i, p.is_max ? set1(-INFINITY) : zero());
       for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
         for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh) {
           const T* row = xp + (D.idx[a] * H.in + H.idx[bh]) * W.in;
@@ -144,7 +147,27 @@ void channels_first(const PoolPlan& p, const T* x, T* y) {
           }
         }
       const double dh = static_cast<double>(D.count[od] * H.count[oh]);
-      for (int64_t ow = 0; ow < W.out; ++ow) {
+      int64_t ow = 0;
+      if (!W.idx_tm.empty()) {
+        // Vector gathers of each window tap; the divisors per column are
+        // recomputed only when the row's D x H count changes.
+        red[W.in] = p.is_max ? -INFINITY : 0.0f;
+        if (!p.is_max && dh != div_dh) {
+          for (int64_t i = 0; i < W.out; ++i)
+            divs[i] = static_cast<float>(1.0 / (dh * static_cast<double>(W.count[i])));
+          div_dh = dh;
+        }
+        for (; ow + kLanes <= W.out; ow += kLanes) {
+          Vf acc = p.is_max ? set1(-INFINITY) : zero();
+          for (int64_t t = 0; t < W.win; ++t) {
+            const Vf v = gather(red, W.idx_tm.data() + t * W.out + ow);
+            acc = p.is_max ? take_max(acc, v) : acc + v;
+          }
+          if (!p.is_max) acc = acc * load(divs + ow);
+          store(dst + ow, acc);
+        }
+      }
+      for (; ow < W.out; ++ow) {
         float acc = p.is_max ? -INFINITY : 0.0f;
         for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
           const float v = red[W.idx[cw]];
@@ -167,7 +190,7 @@ void run_t(const PoolPlan& p, const void* x, void* y, int64_t* ind) {
     channels_first_walk(p, static_cast<const T*>(x), static_cast<T*>(y), ind);
   else if (p.cl)
     channels_last(p, static_cast<const T*>(x), static_cast<T*>(y));
-  else if (p.dim[2].in > kRowFloats)
+  else if (p.dim[2].in > kRowFloats || p.dim[2].out > kRowFloats)
     channels_first_walk(p, static_cast<const T*>(x), static_cast<T*>(y), nullptr);
   else
     channels_first(p, static_cast<const T*>(x), static_cast<T*>(y));

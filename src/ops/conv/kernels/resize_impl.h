@@ -19,36 +19,82 @@ inline T from_float(float v) {
     return opsnn::to_f16(v);
 }
 
+// Outputs of this many bytes or more are written with streaming stores where
+// every vector store is aligned (as the GEMM's outputs): they bypass the
+// caches instead of reading each line before writing it.
+inline constexpr int64_t kStreamMinBytes = int64_t{8} << 20;
+
+template <class T>
+bool stream_output(const void* y, int64_t elems, int64_t row) {
+  return elems * static_cast<int64_t>(sizeof(T)) >= kStreamMinBytes && row % kLanes == 0 &&
+         reinterpret_cast<uintptr_t>(y) % (kLanes * sizeof(T)) == 0;
+}
+
+template <class T>
+inline void put(T* p, Vf v, bool nt) {
+  if (nt)
+    stream(p, v);
+  else
+    store(p, v);
+}
+
 inline bool outside(const ResizePlan& p, int64_t od, int64_t oh, int64_t ow) {
   return (!p.dim[0].outside.empty() && p.dim[0].outside[od]) ||
          (!p.dim[1].outside.empty() && p.dim[1].outside[oh]) ||
          (!p.dim[2].outside.empty() && p.dim[2].outside[ow]);
 }
 
+// Channels last: per output pixel its taps (input pixel and weight, at most
+// kMaxTaps: cubic in 3-D) are listed once, then every channel vector sums
+// them in that order: per vector, loads and FMAs only.
+inline constexpr int kMaxTaps = 64;
+
+struct StreamFence {
+  bool on;
+  ~StreamFence() {
+    if (on) stream_fence();
+  }
+};
+
 template <class T>
 void channels_last(const ResizePlan& p, const T* x, T* y) {
   const ResizeDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
   const int64_t outs = D.out * H.out * W.out, C = p.c;
+  const bool nt = stream_output<T>(y, p.n * outs * C, C);
   parallel_for(p.n * outs, 1, [&](int64_t b, int64_t e) {
+    const StreamFence fence{nt};
+    const T* src[kMaxTaps];
+    float wt[kMaxTaps];
     for (int64_t q = b; q < e; ++q) {
       const int64_t n = q / outs, o = q % outs;
       const int64_t od = o / (H.out * W.out), oh = o / W.out % H.out, ow = o % W.out;
       T* dst = y + q * C;
-      const bool ext = outside(p, od, oh, ow);
-      for (int64_t c0 = 0; c0 < C; c0 += kLanes) {
-        const int nl = static_cast<int>(std::min<int64_t>(kLanes, C - c0));
-        Vf acc = ext ? set1(p.extrapolation) : zero();
-        for (int64_t a = 0; a < D.taps && !ext; ++a)
-          for (int64_t bh = 0; bh < H.taps; ++bh) {
-            const float wdh = D.weight[od * D.taps + a] * H.weight[oh * H.taps + bh];
-            const int64_t row =
-                (n * D.in + D.idx[od * D.taps + a]) * H.in + H.idx[oh * H.taps + bh];
-            for (int64_t cw = 0; cw < W.taps; ++cw) {
-              const float wt = wdh * W.weight[ow * W.taps + cw];
-              const int64_t pix = row * W.in + W.idx[ow * W.taps + cw];
-              acc = fma(set1(wt), load_n(x + pix * C + c0, nl), acc);
-            }
+      if (outside(p, od, oh, ow)) {
+        for (int64_t c0 = 0; c0 < C; c0 += kLanes)
+          store_n(dst + c0, set1(p.extrapolation),
+                  static_cast<int>(std::min<int64_t>(kLanes, C - c0)));
+        continue;
+      }
+      int ntaps = 0;
+      for (int64_t a = 0; a < D.taps; ++a)
+        for (int64_t bh = 0; bh < H.taps; ++bh) {
+          const float wdh = D.weight[od * D.taps + a] * H.weight[oh * H.taps + bh];
+          const int64_t row = (n * D.in + D.idx[od * D.taps + a]) * H.in + H.idx[oh * H.taps + bh];
+          for (int64_t cw = 0; cw < W.taps; ++cw, ++ntaps) {
+            wt[ntaps] = wdh * W.weight[ow * W.taps + cw];
+            src[ntaps] = x + (row * W.in + W.idx[ow * W.taps + cw]) * C;
           }
+        }
+      int64_t c0 = 0;
+      for (; c0 + kLanes <= C; c0 += kLanes) {
+        Vf acc = zero();
+        for (int t = 0; t < ntaps; ++t) acc = fma(set1(wt[t]), load(src[t] + c0), acc);
+        put(dst + c0, acc, nt);
+      }
+      if (c0 < C) {
+        const int nl = static_cast<int>(C - c0);
+        Vf acc = zero();
+        for (int t = 0; t < ntaps; ++t) acc = fma(set1(wt[t]), load_n(src[t] + c0, nl), acc);
         store_n(dst + c0, acc, nl);
       }
     }
@@ -129,8 +175,12 @@ void channels_first(const ResizePlan& p, const T* x, T* y) {
   // Rows wider than the stack row, or mixing more rows than a cubic 3-D
   // resize does: each column sums its D x H x W taps directly.
   const bool direct = W.in > kRowFloats || nmix > 16;
+  const bool nt =
+      !direct && W.out <= kRowFloats && stream_output<T>(y, p.n * p.c * rows_out * W.out, W.out);
   parallel_for(p.n * p.c * rows_out, 1, [&](int64_t b, int64_t e) {
+    const StreamFence fence{nt};
     alignas(64) float mixed[kRowFloats];
+    alignas(64) T built[kRowFloats];
     const T* rows[16];
     float wts[16];
     for (int64_t q = b; q < e; ++q) {
@@ -166,17 +216,24 @@ void channels_first(const ResizePlan& p, const T* x, T* y) {
         continue;
       }
       // An output row with the same input rows and weights as the row before
-      // it (nearest upsampling along H repeats every row): a copy of it.
-      if (q > b && r % H.out != 0 && same_mix(H, oh - 1, oh)) {
+      // it (nearest upsampling along H repeats every row) is a copy of it.
+      // Streamed rows are built in `built` and streamed from there.
+      const bool repeat = q > b && r % H.out != 0 && same_mix(H, oh - 1, oh);
+      if (!nt && repeat) {
         std::copy(dst - W.out, dst, dst);
         continue;
       }
-      if (nr == 1 && wts[0] == 1.0f) {
-        columns(p, rows[0], dst);
-      } else {
-        mix_rows(rows, wts, nr, W.in, mixed);
-        columns(p, static_cast<const float*>(mixed), dst);
+      T* out = nt ? built : dst;
+      if (!repeat) {
+        if (nr == 1 && wts[0] == 1.0f) {
+          columns(p, rows[0], out);
+        } else {
+          mix_rows(rows, wts, nr, W.in, mixed);
+          columns(p, static_cast<const float*>(mixed), out);
+        }
       }
+      if (nt)
+        for (int64_t o = 0; o < W.out; o += kLanes) stream(dst + o, load(built + o));
     }
   });
 }
