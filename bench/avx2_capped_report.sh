@@ -22,6 +22,8 @@ echo "== op form on unpacked weights vs packed (decode, compute-bound, large M);
 "$BUILD/bench/opsnn_bench_matmul_op_form" "$ROUNDS" all
 echo "== matmul_int8 W8A8 vs oneDNN's int8 matmul"
 "$BUILD/bench/opsnn_bench_quant_peers" 20 2 int8
+echo "== resize and pooling vs oneDNN's resampling and pooling"
+"$BUILD/bench/opsnn_bench_resize_pool_peers" "$ROUNDS"
 echo "== sdpa vs PyTorch's scaled_dot_product_attention"
 "$HERE/attention/run_compare.sh" "$BUILD" f32
 echo "== element-wise and row ops, 64 MiB f32, 1 thread, fraction of copy bandwidth"

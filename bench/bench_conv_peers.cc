@@ -57,19 +57,7 @@ int main(int argc, char** argv) {
       {4, 320, 64, 64, 3},     {320, 320, 64, 64, 3},   {640, 640, 32, 32, 3},
       {1280, 1280, 16, 16, 3}, {1280, 1280, 8, 8, 3},   {320, 640, 32, 32, 1},
       {512, 512, 64, 64, 3},   {256, 256, 256, 256, 3}, {128, 128, 512, 512, 3}};
-  std::vector<ConvShape> shapes;
-  if (argc > 2 && std::string(argv[2]) != "all") {
-    const std::string sel = argv[2];
-    size_t pos = 0;
-    while (pos <= sel.size()) {
-      const size_t e = std::min(sel.find(',', pos), sel.size());
-      const size_t i = static_cast<size_t>(std::atoi(sel.substr(pos, e - pos).c_str()));
-      if (i < all.size()) shapes.push_back(all[i]);
-      pos = e + 1;
-    }
-  } else {
-    shapes = all;
-  }
+  const std::vector<ConvShape> shapes = pick(all, argc > 2 ? argv[2] : nullptr);
   const std::string dsel = argc > 3 ? argv[3] : "all";
   double peak = 0;
   for (int i = 0; i < 2; ++i) peak = std::max(peak, measure_fma_peak_gflops());
@@ -162,24 +150,13 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  auto geo = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += std::log(x);
-    return v.empty() ? 0.0 : std::exp(s / static_cast<double>(v.size()));
-  };
-  auto worst = [](const std::vector<double>& v) {
-    return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
-  };
-  auto most = [](const std::vector<double>& v) {
-    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
-  };
   std::printf(
       "speed vs oneDNN (>1 = ours faster, min to min): f32 geomean %.2f worst %.2f; bf16 geomean "
       "%.2f worst %.2f\n",
-      geo(r_f32), worst(r_f32), geo(r_bf16), worst(r_bf16));
+      geomean(r_f32), smallest(r_f32), geomean(r_bf16), smallest(r_bf16));
   std::printf(
       "fused bias+silu time / bare conv time: f32 geomean %.3f max %.3f; bf16 geomean "
       "%.3f max %.3f\n",
-      geo(fused_f32), most(fused_f32), geo(fused_bf16), most(fused_bf16));
+      geomean(fused_f32), largest(fused_f32), geomean(fused_bf16), largest(fused_bf16));
   return 0;
 }

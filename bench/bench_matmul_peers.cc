@@ -56,19 +56,7 @@ int main(int argc, char** argv) {
   const std::vector<Shape3> all_shapes = {
       {1, 4096, 4096},   {1, 11008, 4096}, {8, 4096, 4096},  {512, 4096, 4096}, {2048, 768, 768},
       {2048, 3072, 768}, {4096, 320, 320}, {4096, 320, 768}, {1024, 640, 640},  {2048, 2048, 2048}};
-  std::vector<Shape3> shapes;
-  if (argc > 2 && std::string(argv[2]) != "all") {
-    std::string sel = argv[2];
-    size_t pos = 0;
-    while (pos <= sel.size()) {
-      const size_t e = std::min(sel.find(',', pos), sel.size());
-      const size_t i = static_cast<size_t>(std::atoi(sel.substr(pos, e - pos).c_str()));
-      if (i < all_shapes.size()) shapes.push_back(all_shapes[i]);
-      pos = e + 1;
-    }
-  } else {
-    shapes = all_shapes;
-  }
+  const std::vector<Shape3> shapes = pick(all_shapes, argc > 2 ? argv[2] : nullptr);
   const std::string dsel = argc > 3 ? argv[3] : "all";
   // OpenBLAS starts its worker threads when it is loaded, and they spin for
   // ~0.1 s: a probe run meanwhile had one core and read half the FMA peak.
@@ -188,19 +176,13 @@ int main(int argc, char** argv) {
       }
     }
   }
-  auto geo = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += std::log(x);
-    return v.empty() ? 0.0 : std::exp(s / static_cast<double>(v.size()));
-  };
   std::printf(
       "geomean ours/peer (speed ratio, >1 = ours faster): f32 vs oneDNN %.2f, f32 vs OpenBLAS "
       "%.2f, bf16 vs "
       "oneDNN %.2f\n",
-      geo(ratio_dnnl_f32), geo(ratio_blas), geo(ratio_dnnl_bf16));
+      geomean(ratio_dnnl_f32), geomean(ratio_blas), geomean(ratio_dnnl_bf16));
   if (!ratio_best_f32.empty())
     std::printf("f32 vs the better of oneDNN and OpenBLAS per shape: geomean %.2f, lowest %.2f\n",
-                geo(ratio_best_f32),
-                *std::min_element(ratio_best_f32.begin(), ratio_best_f32.end()));
+                geomean(ratio_best_f32), smallest(ratio_best_f32));
   return 0;
 }

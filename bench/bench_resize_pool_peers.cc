@@ -151,19 +151,7 @@ int main(int argc, char** argv) {
       {Kind::max3s2, 64, 112, 112},
       {Kind::avg2s2, 256, 64, 64},
       {Kind::global_avg, 512, 64, 64}};
-  std::vector<Case> cases;
-  if (argc > 2 && std::string(argv[2]) != "all") {
-    const std::string sel = argv[2];
-    size_t pos = 0;
-    while (pos <= sel.size()) {
-      const size_t e = std::min(sel.find(',', pos), sel.size());
-      const size_t i = static_cast<size_t>(std::atoi(sel.substr(pos, e - pos).c_str()));
-      if (i < all.size()) cases.push_back(all[i]);
-      pos = e + 1;
-    }
-  } else {
-    cases = all;
-  }
+  const std::vector<Case> cases = pick(all, argc > 2 ? argv[2] : nullptr);
   std::printf("threads %d, isa %s; copy bandwidth measured now %.1f GB/s; %d interleaved rounds\n",
               num_threads(), isa_name(active_isa()), measure_copy_gbps(), rounds);
   std::printf("%-13s %-15s %-16s %9s %9s %7s %12s\n", "op", "C,H,W", "who", "min_ms", "med_ms",
@@ -233,17 +221,9 @@ int main(int argc, char** argv) {
     r_nhwc.push_back(st[3].min_ms / st[2].min_ms);
     std::fflush(stdout);
   }
-  auto geo = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += std::log(x);
-    return v.empty() ? 0.0 : std::exp(s / static_cast<double>(v.size()));
-  };
-  auto worst = [](const std::vector<double>& v) {
-    return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
-  };
   std::printf(
       "speed vs oneDNN on the same layout (>1 = ours faster, min to min): NCHW geomean %.2f worst "
       "%.2f; NHWC geomean %.2f worst %.2f\n",
-      geo(r_nchw), worst(r_nchw), geo(r_nhwc), worst(r_nhwc));
+      geomean(r_nchw), smallest(r_nchw), geomean(r_nhwc), smallest(r_nhwc));
   return 0;
 }

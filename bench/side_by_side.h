@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -74,6 +76,35 @@ std::vector<Stat> time_side_by_side(std::vector<Contender>& cs, int rounds) {
     s[i] = {tm.min_ms, tm.median_ms};
   }
   return s;
+}
+
+// The entries of `all` named by `sel`, a comma-separated list of indices
+// (absent or "all": every entry; indices out of range are skipped).
+template <class T>
+std::vector<T> pick(const std::vector<T>& all, const char* sel) {
+  if (!sel || std::string(sel) == "all") return all;
+  std::vector<T> r;
+  const std::string s = sel;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t e = std::min(s.find(',', pos), s.size());
+    const size_t i = static_cast<size_t>(std::atoi(s.substr(pos, e - pos).c_str()));
+    if (i < all.size()) r.push_back(all[i]);
+    pos = e + 1;
+  }
+  return r;
+}
+
+inline double geomean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return v.empty() ? 0.0 : std::exp(s / static_cast<double>(v.size()));
+}
+inline double smallest(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
+}
+inline double largest(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
 }
 
 }  // namespace opsnn::bench
