@@ -125,8 +125,16 @@ void channels_first(const PoolPlan& p, const T* x, T* y) {
     alignas(64) float red[kRowFloats + kLanes];
     alignas(64) float divs[kRowFloats];
     double div_dh = -1;
-    for (int64_t q = b; q < e; ++q) {
-      const int64_t pc = q / rows_out, r = q % rows_out, od = r / H.out, oh = r % H.out;
+    // Row q is (plane pc, od, oh); divided once per range, then stepped.
+    int64_t pc = b / rows_out, od = b % rows_out / H.out, oh = b % H.out;
+    auto step = [&] {
+      if (++oh < H.out) return;
+      oh = 0;
+      if (++od < D.out) return;
+      od = 0;
+      ++pc;
+    };
+    for (int64_t q = b; q < e; ++q, step()) {
       const T* xp = x + pc * plane;
       T* dst = y + q * W.out;
       // Row by row (each input row one sequential stream), the reduced row in L1.

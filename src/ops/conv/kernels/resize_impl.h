@@ -183,8 +183,16 @@ void channels_first(const ResizePlan& p, const T* x, T* y) {
     alignas(64) T built[kRowFloats];
     const T* rows[16];
     float wts[16];
-    for (int64_t q = b; q < e; ++q) {
-      const int64_t pc = q / rows_out, r = q % rows_out, od = r / H.out, oh = r % H.out;
+    // Row q is (plane pc, od, oh); divided once per range, then stepped.
+    int64_t pc = b / rows_out, od = b % rows_out / H.out, oh = b % H.out;
+    auto step = [&] {
+      if (++oh < H.out) return;
+      oh = 0;
+      if (++od < D.out) return;
+      od = 0;
+      ++pc;
+    };
+    for (int64_t q = b; q < e; ++q, step()) {
       const T* xp = x + pc * plane;
       T* dst = y + q * W.out;
       if ((!D.outside.empty() && D.outside[od]) || (!H.outside.empty() && H.outside[oh])) {
@@ -218,7 +226,7 @@ void channels_first(const ResizePlan& p, const T* x, T* y) {
       // An output row with the same input rows and weights as the row before
       // it (nearest upsampling along H repeats every row) is a copy of it.
       // Streamed rows are built in `built` and streamed from there.
-      const bool repeat = q > b && r % H.out != 0 && same_mix(H, oh - 1, oh);
+      const bool repeat = q > b && oh != 0 && same_mix(H, oh - 1, oh);
       if (!nt && repeat) {
         std::copy(dst - W.out, dst, dst);
         continue;
