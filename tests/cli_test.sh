@@ -60,6 +60,19 @@ assert d["min_ms"] > 0 and d["gflops"] > 0
 out=$("$opsnn" bench --op conv2d --case n=1,cin=8,cout=16,h=9,w=9,kh=3,kw=3,pad=1 --threads 1 --json)
 python3 -c 'import json, sys; assert json.load(sys.stdin)["constants"] == []' <<< "$out" ||
   fail "bench conv2d op form json: $out"
+# A float-list attribute from --case (a:b), here resize's scales.
+out=$("$opsnn" bench --op resize --case shape=1x4x9x7,scales=2:1.5,mode=linear,layout=NCHW --threads 1 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["min_ms"] > 0 and d["gbps"] > 0, d
+' <<< "$out" || fail "bench resize scales json: $out"
+set +e
+"$opsnn" bench --op resize --case shape=1x4x9x7,scales=2:x 2>/tmp/opsnn_cli_err.$$ >/dev/null
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "bench --case scales=2:x: exit $rc, want 2"
+grep -q "numbers separated by ':'" /tmp/opsnn_cli_err.$$ || fail "scales error: $(cat /tmp/opsnn_cli_err.$$)"
 if "$opsnn" bench --op relu --case shape=100,packed=1 2>/tmp/opsnn_cli_err.$$; then
   fail "packed=1 accepted for relu"
 fi
