@@ -56,6 +56,22 @@ struct StreamFence {
   }
 };
 
+// The whole channel vectors of one output pixel over N taps (the generic
+// loop's FMA order); returns the first channel not done.
+template <int N, class T>
+int64_t sum_taps(const T* const* src, const float* wt, int64_t C, T* dst, bool nt) {
+  Vf w[N];
+  for (int t = 0; t < N; ++t) w[t] = set1(wt[t]);
+  int64_t c0 = 0;
+  for (; c0 + kLanes <= C; c0 += kLanes) {
+    Vf acc = zero();
+#pragma GCC unroll 4
+    for (int t = 0; t < N; ++t) acc = fma(w[t], load(src[t] + c0), acc);
+    put(dst + c0, acc, nt);
+  }
+  return c0;
+}
+
 template <class T>
 void channels_last(const ResizePlan& p, const T* x, T* y) {
   const ResizeDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
@@ -86,6 +102,10 @@ void channels_last(const ResizePlan& p, const T* x, T* y) {
           }
         }
       int64_t c0 = 0;
+      if (ntaps == 4)  // bilinear: the weights in registers
+        c0 = sum_taps<4>(src, wt, C, dst, nt);
+      else if (ntaps == 1)
+        c0 = sum_taps<1>(src, wt, C, dst, nt);
       for (; c0 + kLanes <= C; c0 += kLanes) {
         Vf acc = zero();
         for (int t = 0; t < ntaps; ++t) acc = fma(set1(wt[t]), load(src[t] + c0), acc);
