@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,61 @@ TEST(Pool, NaNPropagatesAndPadCounting) {
   pi.set("count_include_pad", int64_t{1});
   EXPECT_EQ(call("avg_pool2d", {ones}, p)[0].flat_get(0), 1);
   EXPECT_FLOAT_EQ(static_cast<float>(call("avg_pool2d", {ones}, pi)[0].flat_get(0)), 4.0f / 9.0f);
+}
+
+// The paths a small case table does not reach: outputs of 8 MiB or more
+// (streaming stores), rows wider than the kernels' 4096-float stack row (the
+// per-element walk), f32 and bf16, both layouts: within the tolerance of the
+// float64 reference kernel, the same bits with 1 and 2 threads.
+void expect_matches_reference(const std::string& op, const Tensor& x, const Attrs& a) {
+  const KernelDesc* ref = nullptr;
+  for (const KernelDesc& k : Registry::global().kernels(op))
+    if (k.name.find("_ref_") != std::string::npos) ref = &k;
+  ASSERT_NE(ref, nullptr);
+  const Tensor want = Op::create(op, {x.desc()}, a, ref->name)({x})[0];
+  const Op fast = Op::create(op, {x.desc()}, a);
+  const Tensor got = fast({x})[0];
+  const Tolerance tol = default_tolerance(x.dtype());
+  int bad = 0;
+  for (int64_t i = 0; i < want.numel() && bad < 3; ++i) {
+    const double e = want.flat_get(i), g = got.flat_get(i);
+    if (!(std::abs(g - e) <= tol.atol + tol.rtol * std::abs(e))) {
+      ADD_FAILURE() << op << " " << a.str() << " " << dtype_name(x.dtype()) << " at " << i << ": "
+                    << g << " vs " << e;
+      ++bad;
+    }
+  }
+  const int saved = num_threads();
+  set_num_threads(saved == 1 ? 2 : 1);
+  const Tensor other = fast({x})[0];
+  set_num_threads(saved);
+  EXPECT_TRUE(same_bits(got, other)) << op << " " << a.str();
+}
+
+TEST(Resize, LargeOutputsAndWideRowsMatchTheReference) {
+  for (DType t : {DType::f32, DType::bf16})
+    for (const char* layout : {"NCHW", "NHWC"}) {
+      const bool cl = std::string(layout) == "NHWC";
+      // 16 MiB (f32) / 8 MiB (bf16) outputs: streamed.
+      const Tensor x = ramp(cl ? Shape{1, 128, 128, 64} : Shape{1, 64, 128, 128}, t, 0.013);
+      for (const char* mode : {"nearest", "linear"})
+        expect_matches_reference(
+            "resize", x,
+            {{"mode", std::string(mode)}, {"scales", FL{2, 2}}, {"layout", std::string(layout)}});
+      // Rows of 4500 inputs and 9000 outputs.
+      const Tensor w = ramp(cl ? Shape{1, 3, 4500, 2} : Shape{1, 2, 3, 4500}, t, 0.07);
+      expect_matches_reference(
+          "resize", w,
+          {{"mode", std::string("linear")}, {"scales", FL{2, 2}}, {"layout", std::string(layout)}});
+      expect_matches_reference("max_pool2d", w,
+                               {{"kernel_shape", IL{2, 3}},
+                                {"strides", IL{1, 2}},
+                                {"pads", IL{0, 1, 0, 1}},
+                                {"layout", std::string(layout)}});
+      expect_matches_reference(
+          "avg_pool2d", w,
+          {{"kernel_shape", IL{3, 2}}, {"pads", IL{1, 0, 1, 0}}, {"layout", std::string(layout)}});
+    }
 }
 
 }  // namespace
