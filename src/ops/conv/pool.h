@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/conv/row_cursor.h"
 #include "opsnn/cpu.h"
 #include "opsnn/dtype.h"
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/conv/row_cursor.h"
 #include "opsnn/dtype.h"
 
 namespace opsnn::conv {

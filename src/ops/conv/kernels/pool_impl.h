@@ -125,16 +125,9 @@ void channels_first(const PoolPlan& p, const T* x, T* y) {
     alignas(64) float red[kRowFloats + kLanes];
     alignas(64) float divs[kRowFloats];
     double div_dh = -1;
-    // Row q is (plane pc, od, oh); divided once per range, then stepped.
-    int64_t pc = b / rows_out, od = b % rows_out / H.out, oh = b % H.out;
-    auto step = [&] {
-      if (++oh < H.out) return;
-      oh = 0;
-      if (++od < D.out) return;
-      od = 0;
-      ++pc;
-    };
-    for (int64_t q = b; q < e; ++q, step()) {
+    conv::RowCursor cur(b, D.out, H.out);
+    for (int64_t q = b; q < e; ++q, cur.step()) {
+      const int64_t pc = cur.plane, od = cur.od, oh = cur.oh;
       const T* xp = x + pc * plane;
       T* dst = y + q * W.out;
       // Row by row (each input row one sequential stream), the reduced row in L1.

@@ -217,16 +217,9 @@ void channels_first(const ResizePlan& p, const T* x, T* y) {
     alignas(64) T built[kRowFloats];
     const T* rows[16];
     float wts[16];
-    // Row q is (plane pc, od, oh); divided once per range, then stepped.
-    int64_t pc = b / rows_out, od = b % rows_out / H.out, oh = b % H.out;
-    auto step = [&] {
-      if (++oh < H.out) return;
-      oh = 0;
-      if (++od < D.out) return;
-      od = 0;
-      ++pc;
-    };
-    for (int64_t q = b; q < e; ++q, step()) {
+    conv::RowCursor cur(b, D.out, H.out);
+    for (int64_t q = b; q < e; ++q, cur.step()) {
+      const int64_t pc = cur.plane, od = cur.od, oh = cur.oh;
       const T* xp = x + pc * plane;
       T* dst = y + q * W.out;
       if ((!D.outside.empty() && D.outside[od]) || (!H.outside.empty() && H.outside[oh])) {
