@@ -57,15 +57,6 @@ inline void store_out(T* p, Vf v, int n, bool streamed) {
     store(p, v);
 }
 
-// Orders a task's non-temporal output stores before whatever the thread does
-// next (its completion signal to the pool among them): one per task.
-struct StreamFence {
-  bool on;
-  ~StreamFence() {
-    if (on) stream_fence();
-  }
-};
-
 // Applies the epilogue to a rows x cols f32 tile `c` (leading dim ldc) whose
 // top-left element is output (i0, j0), writing the result to `out`.
 inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int rows, int cols,

@@ -179,6 +179,7 @@ inline void transpose_lanes(Vf* x) {
   }
 }
 
+#include "kernels/simd/stream_body.inc"
 #include "kernels/simd/vmath_body.inc"
 
 }  // namespace opsnn::simd::avx512

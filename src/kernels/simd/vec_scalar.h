@@ -131,6 +131,7 @@ inline Vf scale_pow2(Vf p, Vf k) {
   return p * from_bits(shl<23>(k1 + set1i(127))) * from_bits(shl<23>(k2 + set1i(127)));
 }
 
+#include "kernels/simd/stream_body.inc"
 #include "kernels/simd/vmath_body.inc"
 
 }  // namespace opsnn::simd::scalar

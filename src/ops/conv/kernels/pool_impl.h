@@ -22,6 +22,27 @@ inline T from_float(float v) {
 
 inline Vf take_max(Vf acc, Vf v) { return select(isnan(v) | (v > acc), v, acc); }
 
+// red[0, n) = the reduction's identity (-inf for max, 0 for a sum), whole
+// vectors (red has room for them).
+inline void reset_row(float* red, int64_t n, bool is_max) {
+  for (int64_t i = 0; i < n; i += kLanes) store(red + i, is_max ? set1(-INFINITY) : zero());
+}
+
+// red[i] = max(red[i], src[i]) or red[i] + src[i] for i < n, in vectors.
+template <class T>
+inline void reduce_into(float* red, const T* src, int64_t n, bool is_max) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vf v = load(src + i), acc = load(red + i);
+    store(red + i, is_max ? take_max(acc, v) : acc + v);
+  }
+  if (i < n) {
+    const int nl = static_cast<int>(n - i);
+    const Vf v = load_n(src + i, nl), acc = load_n(red + i, nl);
+    store_n(red + i, is_max ? take_max(acc, v) : acc + v, nl);
+  }
+}
+
 // Channels last: tasks of (image, output pixel, block of kChanBlock
 // channels), so that a global pool (one output pixel) still spreads over the
 // threads. A task walks its window's pixels in order, each pixel's channel
@@ -40,23 +61,13 @@ void channels_last(const PoolPlan& p, const T* x, T* y) {
       const int64_t cn = std::min(kChanBlock, C - c0);
       const int64_t n = po / outs, o = po % outs;
       const int64_t od = o / (H.out * W.out), oh = o / W.out % H.out, ow = o % W.out;
-      for (int64_t c = 0; c < cn; c += kLanes) store(red + c, p.is_max ? set1(-INFINITY) : zero());
+      reset_row(red, cn, p.is_max);
       for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
         for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh)
-          for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw) {
-            const T* px =
-                x + (((n * D.in + D.idx[a]) * H.in + H.idx[bh]) * W.in + W.idx[cw]) * C + c0;
-            int64_t c = 0;
-            for (; c + kLanes <= cn; c += kLanes) {
-              const Vf v = load(px + c), acc = load(red + c);
-              store(red + c, p.is_max ? take_max(acc, v) : acc + v);
-            }
-            if (c < cn) {
-              const int nl = static_cast<int>(cn - c);
-              const Vf v = load_n(px + c, nl), acc = load_n(red + c, nl);
-              store_n(red + c, p.is_max ? take_max(acc, v) : acc + v, nl);
-            }
-          }
+          for (int64_t cw = W.first[ow]; cw < W.first[ow + 1]; ++cw)
+            reduce_into(
+                red, x + (((n * D.in + D.idx[a]) * H.in + H.idx[bh]) * W.in + W.idx[cw]) * C + c0,
+                cn, p.is_max);
       Vf div = set1(1.0f);
       if (!p.is_max)
         div = set1(
@@ -131,22 +142,10 @@ void channels_first(const PoolPlan& p, const T* x, T* y) {
       const T* xp = x + pc * plane;
       T* dst = y + q * W.out;
       // Row by row (each input row one sequential stream), the reduced row in L1.
-      for (int64_t i = 0; i < W.in; i += kLanes)
-        store(red + i, p.is_max ? set1(-INFINITY) : zero());
+      reset_row(red, W.in, p.is_max);
       for (int64_t a = D.first[od]; a < D.first[od + 1]; ++a)
-        for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh) {
-          const T* row = xp + (D.idx[a] * H.in + H.idx[bh]) * W.in;
-          int64_t i = 0;
-          for (; i + kLanes <= W.in; i += kLanes) {
-            const Vf v = load(row + i), acc = load(red + i);
-            store(red + i, p.is_max ? take_max(acc, v) : acc + v);
-          }
-          if (i < W.in) {
-            const int nl = static_cast<int>(W.in - i);
-            const Vf v = load_n(row + i, nl), acc = load_n(red + i, nl);
-            store_n(red + i, p.is_max ? take_max(acc, v) : acc + v, nl);
-          }
-        }
+        for (int64_t bh = H.first[oh]; bh < H.first[oh + 1]; ++bh)
+          reduce_into(red, xp + (D.idx[a] * H.in + H.idx[bh]) * W.in, W.in, p.is_max);
       const double dh = static_cast<double>(D.count[od] * H.count[oh]);
       int64_t ow = 0;
       if (!W.idx_tm.empty()) {

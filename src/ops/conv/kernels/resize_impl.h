@@ -30,14 +30,6 @@ bool stream_output(const void* y, int64_t elems, int64_t row) {
          reinterpret_cast<uintptr_t>(y) % (kLanes * sizeof(T)) == 0;
 }
 
-template <class T>
-inline void put(T* p, Vf v, bool nt) {
-  if (nt)
-    stream(p, v);
-  else
-    store(p, v);
-}
-
 inline bool outside(const ResizePlan& p, int64_t od, int64_t oh, int64_t ow) {
   return (!p.dim[0].outside.empty() && p.dim[0].outside[od]) ||
          (!p.dim[1].outside.empty() && p.dim[1].outside[oh]) ||
@@ -48,13 +40,6 @@ inline bool outside(const ResizePlan& p, int64_t od, int64_t oh, int64_t ow) {
 // kMaxTaps: cubic in 3-D) are listed once, then every channel vector sums
 // them in that order: per vector, loads and FMAs only.
 inline constexpr int kMaxTaps = 64;
-
-struct StreamFence {
-  bool on;
-  ~StreamFence() {
-    if (on) stream_fence();
-  }
-};
 
 // The whole channel vectors of one output pixel over N taps (the generic
 // loop's FMA order); returns the first channel not done.
@@ -67,7 +52,7 @@ int64_t sum_taps(const T* const* src, const float* wt, int64_t C, T* dst, bool n
     Vf acc = zero();
 #pragma GCC unroll 4
     for (int t = 0; t < N; ++t) acc = fma(w[t], load(src[t] + c0), acc);
-    put(dst + c0, acc, nt);
+    store_or_stream(dst + c0, acc, nt);
   }
   return c0;
 }
@@ -109,7 +94,7 @@ void channels_last(const ResizePlan& p, const T* x, T* y) {
       for (; c0 + kLanes <= C; c0 += kLanes) {
         Vf acc = zero();
         for (int t = 0; t < ntaps; ++t) acc = fma(set1(wt[t]), load(src[t] + c0), acc);
-        put(dst + c0, acc, nt);
+        store_or_stream(dst + c0, acc, nt);
       }
       if (c0 < C) {
         const int nl = static_cast<int>(C - c0);
@@ -128,6 +113,8 @@ void channels_last(const ResizePlan& p, const T* x, T* y) {
 // each output column takes its W taps from that row. No per-element index
 // arithmetic: the taps were computed at create.
 inline constexpr int64_t kRowFloats = 4096;
+// Input rows one output row mixes: D.taps x H.taps, at most 4 x 4 (cubic).
+inline constexpr int kMaxRows = 16;
 
 template <class T>
 void mix_rows(const T* const* rows, const float* wts, int nr, int64_t w_in, float* dst) {
@@ -137,6 +124,16 @@ void mix_rows(const T* const* rows, const float* wts, int nr, int64_t w_in, floa
     for (int r = 0; r < nr; ++r) acc = fma(set1(wts[r]), load_n(rows[r] + i, nl), acc);
     store_n(dst + i, acc, nl);
   }
+}
+
+// tf_crop_and_resize: the row's columns outside the input get the
+// extrapolation value.
+template <class T>
+void fill_outside_columns(const ResizePlan& p, T* dst) {
+  const ResizeDim& W = p.dim[2];
+  if (!W.outside.empty())
+    for (int64_t o = 0; o < W.out; ++o)
+      if (W.outside[o]) dst[o] = from_float<T>(p.extrapolation);
 }
 
 template <class T, class S>
@@ -172,9 +169,7 @@ void columns(const ResizePlan& p, const S* src, T* dst) {
       dst[o] = from_float<T>(acc);
     }
   }
-  if (!W.outside.empty())
-    for (int64_t o = 0; o < W.out; ++o)
-      if (W.outside[o]) dst[o] = from_float<T>(p.extrapolation);
+  fill_outside_columns(p, dst);
 }
 
 // dst[0, n) = src[0, n): f32 rows in vectors (short rows are common: a
@@ -205,18 +200,16 @@ template <class T>
 void channels_first(const ResizePlan& p, const T* x, T* y) {
   const ResizeDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
   const int64_t plane = D.in * H.in * W.in, rows_out = D.out * H.out;
-  const int64_t nmix = D.taps * H.taps;
-  // Rows wider than the stack row, or mixing more rows than a cubic 3-D
-  // resize does: each column sums its D x H x W taps directly.
-  const bool direct = W.in > kRowFloats || nmix > 16;
+  // Rows wider than the stack row: each column sums its taps directly.
+  const bool direct = W.in > kRowFloats;
   const bool nt =
       !direct && W.out <= kRowFloats && stream_output<T>(y, p.n * p.c * rows_out * W.out, W.out);
   parallel_for(p.n * p.c * rows_out, 1, [&](int64_t b, int64_t e) {
     const StreamFence fence{nt};
     alignas(64) float mixed[kRowFloats];
     alignas(64) T built[kRowFloats];
-    const T* rows[16];
-    float wts[16];
+    const T* rows[kMaxRows];
+    float wts[kMaxRows];
     conv::RowCursor cur(b, D.out, H.out);
     for (int64_t q = b; q < e; ++q, cur.step()) {
       const int64_t pc = cur.plane, od = cur.od, oh = cur.oh;
@@ -227,27 +220,21 @@ void channels_first(const ResizePlan& p, const T* x, T* y) {
         continue;
       }
       int nr = 0;
-      for (int64_t a = 0; a < D.taps && nr < 16; ++a)
-        for (int64_t bh = 0; bh < H.taps && nr < 16; ++bh, ++nr) {
+      for (int64_t a = 0; a < D.taps; ++a)
+        for (int64_t bh = 0; bh < H.taps; ++bh, ++nr) {
           rows[nr] = xp + (D.idx[od * D.taps + a] * H.in + H.idx[oh * H.taps + bh]) * W.in;
           wts[nr] = D.weight[od * D.taps + a] * H.weight[oh * H.taps + bh];
         }
       if (direct) {
         for (int64_t o = 0; o < W.out; ++o) {
           float acc = 0;
-          for (int64_t a = 0; a < D.taps; ++a)
-            for (int64_t bh = 0; bh < H.taps; ++bh) {
-              const T* row = xp + (D.idx[od * D.taps + a] * H.in + H.idx[oh * H.taps + bh]) * W.in;
-              const float wdh = D.weight[od * D.taps + a] * H.weight[oh * H.taps + bh];
-              for (int64_t t = 0; t < W.taps; ++t)
-                acc = std::fma(wdh * W.weight[o * W.taps + t], to_float(row[W.idx[o * W.taps + t]]),
-                               acc);
-            }
+          for (int r = 0; r < nr; ++r)
+            for (int64_t t = 0; t < W.taps; ++t)
+              acc = std::fma(wts[r] * W.weight[o * W.taps + t],
+                             to_float(rows[r][W.idx[o * W.taps + t]]), acc);
           dst[o] = from_float<T>(acc);
         }
-        if (!W.outside.empty())
-          for (int64_t o = 0; o < W.out; ++o)
-            if (W.outside[o]) dst[o] = from_float<T>(p.extrapolation);
+        fill_outside_columns(p, dst);
         continue;
       }
       // An output row with the same input rows and weights as the row before
