@@ -172,11 +172,16 @@ inline float reduce_min(Vf a) {
 }
 inline float first(Vf a) { return _mm256_cvtss_f32(a.v); }
 
-// p * 2^k for integral-valued k in [-252, 254], as two exponent factors.
-inline Vf scale_pow2(Vf p, Vf k) {
-  Vi ki = cvt_round(k);
-  Vi k1 = shr_arith<1>(ki), k2 = ki - k1;
-  return p * from_bits(shl<23>(k1 + set1i(127))) * from_bits(shl<23>(k2 + set1i(127)));
+// p * 2^k for the exp kernels of vmath_body.inc, given t = k + kPow2Shifter
+// from exp_split: t's low mantissa bits hold k + 191, so shifting them into the
+// exponent field gives 2^(k+64) with no conversion; p * 2^(k+64) is exact
+// (scale_pow2_shifted_raw, k in [-190, 63]) and the product with 2^-64 rounds
+// once (denormals, 0 below).
+inline constexpr float kPow2Shifter = 12582912.0f + 191.0f;
+inline constexpr float kPow2RawScale = 0x1p64f;  // raw = p * 2^k * kPow2RawScale
+inline Vf scale_pow2_shifted_raw(Vf p, Vf t, Vf) { return p * from_bits(shl<23>(bits(t))); }
+inline Vf scale_pow2_shifted(Vf p, Vf t, Vf k) {
+  return scale_pow2_shifted_raw(p, t, k) * set1(1.0f / kPow2RawScale);
 }
 
 // In-register transpose of a kLanes x kLanes tile: lane c of x[r] -> lane r of x[c].

@@ -40,8 +40,12 @@ inline void stream(float* p, Vf a) { _mm512_stream_ps(p, a.v); }
 // Orders earlier stream() stores before later stores (call once after a run of them).
 inline void stream_fence() { _mm_sfence(); }
 
-// p * 2^k for integral-valued k (vscalefps: one rounding, denormals and 0 below).
-inline Vf scale_pow2(Vf p, Vf k) { return {_mm512_scalef_ps(p.v, k.v)}; }
+// p * 2^k for the exp kernels of vmath_body.inc, given k and t = k +
+// kPow2Shifter from exp_split (vscalefps: one rounding, denormals and 0 below).
+inline constexpr float kPow2Shifter = 12582912.0f;
+inline constexpr float kPow2RawScale = 1.0f;  // see vec_avx2.h
+inline Vf scale_pow2_shifted(Vf p, Vf, Vf k) { return {_mm512_scalef_ps(p.v, k.v)}; }
+inline Vf scale_pow2_shifted_raw(Vf p, Vf t, Vf k) { return scale_pow2_shifted(p, t, k); }
 
 inline Vf load_n(const float* p, int n) { return {_mm512_maskz_loadu_ps(tail_mask(n), p)}; }
 inline void store_n(float* p, Vf a, int n) { _mm512_mask_storeu_ps(p, tail_mask(n), a.v); }

@@ -47,6 +47,8 @@ inline constexpr int64_t kScratch = 4096;
 //   E  e = exp(x - max) and their sum (x now in L1),
 //   W  y = e * (1 / sum) (or x - max - log(sum) for log_softmax).
 // Each stage walks pairs of vectors, then single vectors, then a masked tail.
+// The exps and their sum carry the factor kPow2RawScale (vexp_nonpos_scaled),
+// which cancels in e / sum (and is taken out of the sum for log_softmax).
 
 template <class T>
 inline void max_pair(const T* x, int64_t i, Vf& m0, Vf& m1) {
@@ -66,7 +68,8 @@ inline float max_finish(const T* x, int64_t i, int64_t n, Vf m0, Vf m1) {
 // E with the exps kept in `e` (e == nullptr: sum only).
 template <class T>
 inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0, Vf& s1) {
-  const Vf e0 = vexp_nonpos(load(x + i) - vm), e1 = vexp_nonpos(load(x + i + kLanes) - vm);
+  const Vf e0 = vexp_nonpos_scaled(load(x + i) - vm),
+           e1 = vexp_nonpos_scaled(load(x + i + kLanes) - vm);
   s0 = s0 + e0;
   s1 = s1 + e1;
   if (e) {
@@ -77,13 +80,13 @@ inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0, Vf& s1) {
 template <class T>
 inline float exp_finish(const T* x, float* e, int64_t i, int64_t n, Vf vm, Vf s0, Vf s1) {
   for (; i + kLanes <= n; i += kLanes) {
-    const Vf v = vexp_nonpos(load(x + i) - vm);
+    const Vf v = vexp_nonpos_scaled(load(x + i) - vm);
     s0 = s0 + v;
     if (e) store(e + i, v);
   }
   if (i < n) {
     const int r = static_cast<int>(n - i);
-    const Vf v = pad_n(vexp_nonpos(load_n(x + i, r) - vm), r, 0.0f);
+    const Vf v = pad_n(vexp_nonpos_scaled(load_n(x + i, r) - vm), r, 0.0f);
     s1 = s1 + v;
     if (e) store_n(e + i, v, r);
   }
@@ -124,7 +127,7 @@ void row(const T* x, T* y, int64_t n, bool log, const T* xn) {
   const float sum = exp_finish(x, static_cast<float*>(nullptr), n2, n, vm, s0, s1);
   int64_t i = 0;
   if (log) {
-    const Vf c = set1(mx + std::log(sum));
+    const Vf c = set1(mx + std::log(sum * (1.0f / kPow2RawScale)));
     for (; i + kLanes <= n; i += kLanes) put<NT>(y + i, load(x + i) - c);
     if (i < n) {
       const int r = static_cast<int>(n - i);
@@ -133,10 +136,10 @@ void row(const T* x, T* y, int64_t n, bool log, const T* xn) {
     return;
   }
   const Vf inv = set1(1.0f / sum);
-  for (; i + kLanes <= n; i += kLanes) put<NT>(y + i, vexp_nonpos(load(x + i) - vm) * inv);
+  for (; i + kLanes <= n; i += kLanes) put<NT>(y + i, vexp_nonpos_scaled(load(x + i) - vm) * inv);
   if (i < n) {
     const int r = static_cast<int>(n - i);
-    store_n(y + i, vexp_nonpos(load_n(x + i, r) - vm) * inv, r);
+    store_n(y + i, vexp_nonpos_scaled(load_n(x + i, r) - vm) * inv, r);
   }
 }
 
