@@ -1,5 +1,6 @@
 #include <type_traits>
 
+#include "kernels/act/act.h"
 #include "kernels/simd/vec_avx512.h"
 #include "ops/activation/unary/unary.h"
 #include "opsnn/thread_pool.h"

@@ -1,20 +1,7 @@
 // Unary kernels written once over the vec_*.h names; included by
 // unary_{scalar,avx2,avx512}.cc inside their ISA namespace.
 
-// e^t for t in [-87, 88] (callers clamp), for ops that only need it within
-// the op tolerance: 10 vector ops against vexp_normal's 14. n = round(t/ln2)
-// and 2^n from exp_split's shifter (vmath_body.inc); r = t - n ln2 with ln2 as
-// one f32 and vexp_nonpos's degree-5 polynomial. Relative error < 5e-7.
-inline Vf exp_in_range(Vf t) {
-  Vf n;
-  const Vf j = exp_split(t, kShifter127, &n);
-  const Vf r = fnma(n, set1(0.693147182464599609f), t);
-  Vf q = fma(set1(0.00831249356f), r, set1(0.0418900698f));
-  q = fma(q, r, set1(0.166671142f));
-  q = fma(q, r, set1(0.499992311f));
-  q = fma(q, r, set1(1.0f));
-  return fma(q, r, set1(1.0f)) * from_bits(shl<23>(bits(j)));
-}
+#include "kernels/act/act_vec.inc"  // exp_in_range, silu_fast, the gelu forms
 
 // log(1 + u) for u in [0, 1]: 2 atanh(s) with s = u / (2 + u) in [0, 1/3],
 // 2 s (1 + s^2/3 + ... + s^12/13); truncation below 2e-8 relative, and
@@ -23,17 +10,6 @@ inline Vf log1p_unit(Vf u) {
   const Vf s = u / (set1(2.0f) + u);
   static constexpr float c[] = {1.0f, 1 / 3.0f, 1 / 5.0f, 1 / 7.0f, 1 / 9.0f, 1 / 11.0f, 1 / 13.0f};
   return (s + s) * poly(s * s, c);
-}
-
-// x * sigmoid(-k x) = x / (1 + e^(k x)) for k < 0, with e^ clamped to
-// [e^-87, e^88] (normal results): one exp and one division, about half the
-// work of x * vsigmoid(x). Within a few ulps where |silu| > 1e-37; where the
-// exponent passes 88 (x < -88/|k|, down to -inf) it returns -0 (the true
-// value is below 1e-36 in magnitude). NaN propagates.
-inline Vf silu_fast(Vf x, Vf neg_k) {
-  Vf t = x * neg_k;
-  Vf e = exp_in_range(min(max(t, set1(-87.0f)), set1(88.0f)));
-  return select(t > set1(88.0f), set1(-0.0f), x / (set1(1.0f) + e));
 }
 
 // Operand order matters: max/min return their second operand when either is
@@ -47,24 +23,10 @@ inline Vf apply(Vf x, const unary::Params& p) {
   const Vf one = set1(1.0f);
   if constexpr (K == Kind::relu) return max_keep_nan(x, zero());
   if constexpr (K == Kind::leaky_relu) return select(x < zero(), x * set1(p.alpha), x);
-  if constexpr (K == Kind::gelu_erf) {
-    // 0.5 x + 0.5 x erf(x / sqrt 2) with the rational verf_fast (a few ulps
-    // of erf, half the work of verf; this op's f32 tolerance is 1e-5).
-    // x is clamped at -10 (one max; NaN passes): below it the result is under
-    // 1e-22 in magnitude, and there verf_fast is exactly -1, so the result is
-    // 0, down to -inf (no inf - inf). tests/special_values_test.cc checks it.
-    const Vf xc = max_keep_nan(x, set1(-10.0f));
-    const Vf hx = xc * set1(0.5f);
-    return fma(hx, verf_fast(xc * set1(0.70710678118654752f)), hx);
-  }
-  if constexpr (K == Kind::gelu_tanh) {
-    // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)): one exp, no cancellation for u << 0.
-    Vf t = set1(-2 * 0.7978845608028654f) * fma(set1(0.044715f) * x, x * x, x);  // -2u
-    Vf e = exp_in_range(min(max(t, set1(-87.0f)), set1(88.0f)));
-    return select(t > set1(88.0f), set1(-0.0f), x / (one + e));  // -0 down to -inf
-  }
+  if constexpr (K == Kind::gelu_erf) return act_gelu_erf(x);
+  if constexpr (K == Kind::gelu_tanh) return act_gelu_tanh(x);
   if constexpr (K == Kind::quick_gelu) return silu_fast(x, set1(-1.702f));
-  if constexpr (K == Kind::silu) return silu_fast(x, set1(-1.0f));
+  if constexpr (K == Kind::silu) return act_silu(x);
   if constexpr (K == Kind::sigmoid) return vsigmoid(x);
   if constexpr (K == Kind::tanh) return vtanh(x);
   if constexpr (K == Kind::exp) return vexp(x);
