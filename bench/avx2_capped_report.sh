@@ -10,9 +10,11 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 BUILD="${1:-build/release}"
 ROUNDS="${2:-7}"
 
-# The caps: ours, oneDNN 2.x and 3.x, OpenBLAS, PyTorch.
+# The caps: ours, oneDNN 2.x and 3.x, OpenBLAS, PyTorch (ATen's kernels, and
+# the MKL and oneDNN 3.x inside it: on an Intel CPU MKL would otherwise run
+# its AVX-512 GEMMs under PyTorch's attention).
 export OPSNN_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
-export OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2
+export OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2
 export OPSNN_NUM_THREADS=2 OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2
 
 echo "== $(date -u '+%F %T') UTC, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"

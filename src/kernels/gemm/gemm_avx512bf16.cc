@@ -76,8 +76,8 @@ void ukr_dp(int64_t kp, const uint32_t* a, const uint16_t* b, float* c, int64_t 
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + (k * NR + v * 16) * 2);
     if constexpr (R <= 8) {  // decode: the weight stream, ~4 KiB ahead
-      __builtin_prefetch(b + (k + kPfPairs) * NR * 2, 0, 0);
-      __builtin_prefetch(b + (k + kPfPairs) * NR * 2 + 32, 0, 0);
+      __builtin_prefetch(b + (k + kPfPairs) * NR * 2, 0, kPfLocality);
+      __builtin_prefetch(b + (k + kPfPairs) * NR * 2 + 32, 0, kPfLocality);
     } else {
       // Both 64-byte lines of the k-pair row 8 ahead (a row is NR * 2 bf16).
       __builtin_prefetch(b + (k + 8) * NR * 2, 0, 3);
@@ -123,7 +123,8 @@ void ukr_dp_eb(int64_t kp, const uint16_t* a, int64_t a_ks, int64_t a_rs, const 
     // The weight stream, ~4 KiB ahead, both lines of the k-pair row (NR * 2
     // uint16 = 128 B; the old kernel's "+ 32) * 2" fetched the next row's
     // first line instead, so half the stream went unprefetched).
-    for (int v = 0; v < NV; ++v) __builtin_prefetch(b + (k + kPfPairs) * NR * 2 + v * 32, 0, 0);
+    for (int v = 0; v < NV; ++v)
+      __builtin_prefetch(b + (k + kPfPairs) * NR * 2 + v * 32, 0, kPfLocality);
     const uint16_t* ak = a + k * a_ks;
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
