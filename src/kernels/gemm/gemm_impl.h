@@ -98,6 +98,20 @@ __attribute__((always_inline)) inline void store_acc(const A (&acc)[MR][NV], flo
     }
 }
 
+// One k row of NV B vectors from a panel: bf16 vector pairs in the ISA's
+// unpack order where it packs them so (kBf16PanelPairs, swizzle_bf16_rows).
+template <int NV, class TB>
+__attribute__((always_inline)) inline void load_b_row(const TB* p, Vf (&bv)[NV]) {
+  if constexpr (std::is_same_v<TB, bf16> && kBf16PanelPairs) {
+#pragma GCC unroll 8
+    for (int v = 0; v + 1 < NV; v += 2) load_bf16_pair(p + v * kLanes, bv[v], bv[v + 1]);
+    if constexpr (NV % 2 == 1) bv[NV - 1] = load(p + (NV - 1) * kLanes);
+  } else {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = load(p + v * kLanes);
+  }
+}
+
 // ---- microkernel: MR x (NV*kLanes) accumulators in registers ---------------
 // a(i, k) = a[i*a_rs + k*a_cs]; b(k, j) = b[k*ldb + j] for j < NV*kLanes (padded);
 // c(i, j) = c[i*ldc + j] for j < ncols. accumulate: c += a·b, else c = a·b.
@@ -120,8 +134,7 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
     for (int v = 0; v < NV; ++v) acc[i][v] = zero();
   for (int64_t k = 0; k < kc; ++k) {
     Vf bv[NV];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes);
+    load_b_row(b + k * ldb, bv);
     // The weight stream (decode): prefetch kPfBytes ahead, every line of the row.
     {
       constexpr int64_t pf_rows = kPfBytes / (NV * kLanes * static_cast<int64_t>(sizeof(TB)));
@@ -161,8 +174,7 @@ void ukr_p(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int n
 #pragma GCC unroll 2
   for (int64_t k = 0; k < kc; ++k) {
     Vf bv[NV];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) bv[v] = load(b + v * kLanes);
+    load_b_row(b, bv);
     __builtin_prefetch(b + 8 * NR, 0, 3);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
@@ -336,18 +348,34 @@ void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, 
   });
 }
 
+// bf16 panel rows into the order load_b_row reads (kBf16PanelPairs): in each
+// pair of vectors (2 * kLanes columns), the second and third quarters swapped.
+inline void swizzle_bf16_rows(bf16* d, int64_t rows, int nr) {
+  parallel_for(rows, 256, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int g = 0; g + 2 * kLanes <= nr; g += 2 * kLanes)
+        for (int t = kLanes / 2; t < kLanes; ++t)
+          std::swap(d[r * nr + g + t], d[r * nr + g + t + kLanes / 2]);
+  });
+}
+
 template <class TP>
 void pack_b_to(int nr, int64_t K, int64_t N, const MatView& b, TP* dst, bool gated) {
   switch (b.t) {
     case DType::f32:
-      return pack_b_t(K, N, static_cast<const float*>(b.p), b.rs, b.cs, nr, dst, gated);
+      pack_b_t(K, N, static_cast<const float*>(b.p), b.rs, b.cs, nr, dst, gated);
+      break;
     case DType::bf16:
-      return pack_b_t(K, N, static_cast<const bf16*>(b.p), b.rs, b.cs, nr, dst, gated);
+      pack_b_t(K, N, static_cast<const bf16*>(b.p), b.rs, b.cs, nr, dst, gated);
+      break;
     case DType::f16:
-      return pack_b_t(K, N, static_cast<const f16*>(b.p), b.rs, b.cs, nr, dst, gated);
+      pack_b_t(K, N, static_cast<const f16*>(b.p), b.rs, b.cs, nr, dst, gated);
+      break;
     default:
       return;
   }
+  if constexpr (std::is_same_v<TP, bf16> && kBf16PanelPairs)
+    swizzle_bf16_rows(dst, packed_panels(N, nr, gated) * K, nr);
 }
 
 inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DType pt,

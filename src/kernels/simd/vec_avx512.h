@@ -64,6 +64,12 @@ inline __m256i to_bf16(Vf a) {  // round to nearest even, NaN kept quiet
 inline Vf load(const bf16* p) {
   return cvt_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
+// bf16 GEMM panels in plain column order here (see vec_avx2.h).
+inline constexpr bool kBf16PanelPairs = false;
+inline void load_bf16_pair(const bf16* p, Vf& lo, Vf& hi) {
+  lo = load(p);
+  hi = load(p + kLanes);
+}
 inline Vf load_n(const bf16* p, int n) {
   return cvt_bf16(_mm256_maskz_loadu_epi16(tail_mask(n), p));
 }

@@ -39,6 +39,12 @@ inline void store_n(float* p, Vf a, int n) {
   if (n > 0) *p = a.v;
 }
 inline Vf load(const bf16* p) { return {bf16_bits_to_f32(p->bits)}; }
+// bf16 GEMM panels in plain column order here (see vec_avx2.h).
+inline constexpr bool kBf16PanelPairs = false;
+inline void load_bf16_pair(const bf16* p, Vf& lo, Vf& hi) {
+  lo = load(p);
+  hi = load(p + kLanes);
+}
 inline Vf load_n(const bf16* p, int n) { return {n > 0 ? bf16_bits_to_f32(p->bits) : 0.0f}; }
 inline void store(bf16* p, Vf a) { p->bits = f32_to_bf16_bits(a.v); }
 inline void stream(bf16* p, Vf a) { store(p, a); }
