@@ -1,6 +1,8 @@
 #include "kernels/gemm/gemm.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "opsnn/error.h"
 
@@ -21,6 +23,13 @@ const IsaFns& fns(Isa isa) {
 }  // namespace
 
 int num_kernels(Isa isa) { return fns(isa).num_kernels; }
+
+bool use_bf16_dot() {
+  if (!has_avx512_bf16()) return false;
+  if (const char* e = std::getenv("OPSNN_BF16_DOT")) return std::string(e) != "0";
+  static const bool faster = bf16dot_mac_rate_over_fma() > 1.0;
+  return faster;
+}
 
 const char* kernel_name(Isa isa, int kernel) {
   const IsaFns& f = fns(isa);
@@ -65,7 +74,7 @@ Params default_params(Isa isa, int kernel) {
   // output reads it from DRAM instead of the L3, so smaller outputs keep ordinary stores. The L3
   // size reported in VMs is often the host's, so the limit is not derived from it.
   p.stream_min_bytes = int64_t{8} << 20;
-  p.bf16_dot = isa == Isa::avx512 && kernel == 0 && has_avx512_bf16();
+  p.bf16_dot = isa == Isa::avx512 && kernel == 0 && use_bf16_dot();
   return p;
 }
 

@@ -128,6 +128,15 @@ int64_t bf16dot_packed_elems(int64_t K, int64_t N);
 void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated);
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                  const OutView& c, const Epilogue& ep, const Workspace& ws);
+// MACs per second of vdpbf16ps over those of vfmadd231ps on this CPU (a
+// ~0.5 ms probe; call only where has_avx512_bf16()).
+double bf16dot_mac_rate_over_fma();
+// Whether AVX-512 GEMMs on bf16 weights use vdpbf16ps (Params::bf16_dot)
+// rather than the f32 kernels with bf16 converted in their loads: where the
+// CPU has AVX512_BF16 and its dot products outrun the FMAs per MAC (measured
+// once per process: 2x on AMD Zen 4, 0.5x on an Intel Xeon, Emerald Rapids).
+// OPSNN_BF16_DOT=0 or 1 overrides the measurement.
+bool use_bf16_dot();
 
 // Decode (A read in place, each B panel streamed once): up to this many rows
 // of A, run as near-equal groups of at most MR rows over each K-block of B

@@ -3,6 +3,7 @@
 // Used for bf16 A and bf16 B when the CPU has AVX512_BF16.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -367,5 +368,48 @@ void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gate
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                  const OutView& c, const Epilogue& ep, const Workspace& ws) {
   simd::avx512::bf16dot::run_dp(p, M, N, K, a, static_cast<const uint16_t*>(pb), c, ep, ws);
+}
+
+namespace {
+// Seconds for `steps` rounds of 12 independent chains of the instruction
+// `op` (throughput-bound: 12 chains cover its latency), best of 5. The
+// chains are named variables so that they stay in registers.
+template <class Op>
+double time_chains(int steps, Op op) {
+  alignas(64) static volatile float seed[16] = {};
+  const __m512 x = _mm512_loadu_ps(const_cast<const float*>(seed));
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    // Distinct starting values, or the compiler merges the identical chains.
+    const auto v = [&](float k) { return _mm512_add_ps(x, _mm512_set1_ps(k)); };
+    __m512 a0 = v(0), a1 = v(1), a2 = v(2), a3 = v(3), a4 = v(4), a5 = v(5), a6 = v(6), a7 = v(7),
+           a8 = v(8), a9 = v(9), a10 = v(10), a11 = v(11);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < steps; ++i) {
+      a0 = op(a0, x), a1 = op(a1, x), a2 = op(a2, x), a3 = op(a3, x);
+      a4 = op(a4, x), a5 = op(a5, x), a6 = op(a6, x), a7 = op(a7, x);
+      a8 = op(a8, x), a9 = op(a9, x), a10 = op(a10, x), a11 = op(a11, x);
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    const __m512 s =
+        _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                                    _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7))),
+                      _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+    seed[0] = _mm512_reduce_add_ps(s);  // keeps the chains alive
+    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
+  }
+  return best;
+}
+}  // namespace
+
+double bf16dot_mac_rate_over_fma() {
+  constexpr int kSteps = 4096;  // 48K instructions per timing, ~10-40 us
+  const double dot = time_chains(kSteps, [](__m512 acc, __m512 x) {
+    return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh&>(x), reinterpret_cast<__m512bh&>(x));
+  });
+  const double fma =
+      time_chains(kSteps, [](__m512 acc, __m512 x) { return _mm512_fmadd_ps(x, x, acc); });
+  // MACs per instruction: 32 (16 lanes x a pair) against 16.
+  return (32.0 / dot) / (16.0 / fma);
 }
 }  // namespace opsnn::gemm
