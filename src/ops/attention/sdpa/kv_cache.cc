@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/gemm/gemm.h"
 #include "ops/attention/sdpa/sdpa.h"
 #include "opsnn/cpu.h"
 #include "opsnn/error.h"
@@ -213,7 +214,8 @@ void KvCache::attend(const Tensor& q, Tensor& out, void* workspace,
       s->sb = cfg_.kv_heads * cfg_.capacity * D;
     }
   }
-  const bool dot16 = cfg_.dtype == DType::bf16 && D % 2 == 0 && has_avx512_bf16();
+  // The vdpbf16ps kernel where it outruns the FMAs, as for the sdpa op.
+  const bool dot16 = cfg_.dtype == DType::bf16 && D % 2 == 0 && gemm::use_bf16_dot();
   (dot16 ? sdpa::run_avx512bf16() : sdpa::run_for(active_isa()))(p, workspace,
                                                                  sdpa::default_slots());
 }
