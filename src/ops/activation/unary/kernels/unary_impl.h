@@ -63,10 +63,9 @@ inline Vf apply(Vf x, const unary::Params& p) {
     return select(x > zero(), one, select(x < zero(), -one, x));
 }
 
-// f32 outputs of at least this size are written with non-temporal stores: they
-// do not fit the caches anyway, and streaming skips the read-for-ownership of
-// every output line (the copy limit of `opsnn bench` counts the same way).
-inline constexpr int64_t kStreamMinBytes = int64_t{16} << 20;
+// kStreamBytes (f32 outputs of at least this size are written with
+// non-temporal stores) and prefetch_bytes.
+#include "ops/common/stream_kernels.inc"
 
 // Software prefetch distance on x. Transcendental ops consume a cache line
 // every few ns, slowly enough that the hardware prefetchers stay too close
@@ -76,17 +75,14 @@ inline constexpr int64_t kPrefetchBytes = 4096;
 
 template <class T>
 inline void prefetch_ahead(const T* p) {
-  constexpr int kBytes = 2 * kLanes * static_cast<int>(sizeof(T));
-#pragma GCC unroll 4
-  for (int o = 0; o < kBytes; o += 64)
-    __builtin_prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes + o);
+  prefetch_bytes(reinterpret_cast<const char*>(p) + kPrefetchBytes, 2 * kLanes * sizeof(T));
 }
 
 template <unary::Kind K, class T>
 void run_typed(const T* x, T* y, int64_t n, const unary::Params& p) {
   bool nt = false;
   if constexpr (std::is_same_v<T, float>)
-    nt = kLanes > 1 && n * 4 >= kStreamMinBytes && reinterpret_cast<uintptr_t>(y) % 64 == 0;
+    nt = kLanes > 1 && n * 4 >= kStreamBytes && reinterpret_cast<uintptr_t>(y) % 64 == 0;
   // Grain is a multiple of the vector width (and of 64 bytes): every element
   // is computed by the same vector code whatever the thread count
   // (bit-identical results), and chunks of an aligned y start aligned.
