@@ -374,6 +374,15 @@ std::vector<CheckCase> cases(int r, DType t) {
          {{"pads", IL{0, 1, 1, 0, 1, 1}}, {"group", int64_t{2}}},
          false,
          true},
+        // More taps than the direct kernel's pointer table: one sub-block.
+        {"3x5x5 NDHWC direct, 75 taps [1,3,5,6,36]->33 bias",
+         1,
+         36,
+         33,
+         {3, 5, 6},
+         {3, 5, 5},
+         {{"pads", IL{1, 2, 2, 1, 2, 2}}, {"layout", std::string("NHWC")}},
+         true},
     };
   }
   std::vector<CheckCase> out;

@@ -3,12 +3,17 @@
 // output channels stays in registers (14 x 32 on AVX-512, 6 x 16 on AVX2)
 // while the loop runs over the taps and input channels, broadcasting one
 // input value per pixel and multiplying it by two packed weight vectors.
-// The weights are the GEMM engine's packed B panels (pack_b, nr = 2 vectors,
-// k = (tap, ic)), packed once. Padding taps read a zero row, so NaN/inf
-// weights meet padding as 0 * w, as in the reference. Bias, activation and
-// residual are applied to the tile in registers.
+// The weights are the GEMM engine's packed B panels (pack_b, nr = 2 vectors),
+// packed once, rows in the kernel's walking order: input channels in
+// sub-blocks of direct_sub_block(), and within one the taps, then its
+// channels: k = (ic / sub, tap, ic % sub). The tile walks a sub-block over
+// all taps before the next, so the input pixels it reads (16 x 3 rows x 64 B
+// for a 3x3 kernel) stay in L1 while the weights stream past them. Padding taps read a zero row, so
+// NaN/inf weights meet padding as 0 * w, as in the reference. Bias, activation and residual are
+// applied to the tile in registers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/gemm/gemm.h"
@@ -21,6 +26,7 @@ struct DirectArgs {
   int64_t n = 0, cin = 0, cout = 0, groups = 1, cin_g = 0, cout_g = 0;
   const float* x = nullptr;         // [N, D, H, W, Cin]
   const float* packed = nullptr;    // per group: ceil(cout_g / nr) panels of (taps * cin_g) x nr
+  int64_t sub = 0;                  // input channels per sub-block (direct_sub_block)
   int64_t group_stride = 0;         // floats between groups' packed weights
   const float* zeros = nullptr;     // cin_g zeros (padding taps)
   const float* bias = nullptr;      // [Cout] or null
@@ -30,6 +36,20 @@ struct DirectArgs {
 };
 
 using DirectFn = void (*)(const DirectArgs& a);
+
+// The kernel keeps one tile's input pointers for every tap (at most
+// kDirectMaxTaps) to walk the sub-blocks; larger kernels take all channels
+// as one sub-block (rows (tap, ic), pointers recomputed per tap).
+inline constexpr int64_t kDirectMaxTaps = 64;
+inline constexpr int64_t kDirectSub = 16;
+inline int64_t direct_sub_block(int64_t taps, int64_t cin_g) {
+  return taps <= kDirectMaxTaps ? std::min(kDirectSub, cin_g) : cin_g;
+}
+// Row of weight (tap t, input channel ic) in the packed order above.
+inline int64_t direct_row(int64_t t, int64_t ic, int64_t taps, int64_t cin_g, int64_t sub) {
+  const int64_t s0 = ic / sub * sub, len = std::min(sub, cin_g - s0);
+  return s0 * taps + t * len + (ic - s0);
+}
 
 }  // namespace opsnn::conv
 

@@ -222,6 +222,7 @@ class ConvInstance : public KernelInstance {
         a.y = yc;
       }
       a.packed = reinterpret_cast<const float*>(packed);
+      a.sub = direct_sub_block(p_.w.taps(), p_.cin_g);
       a.group_stride = static_cast<int64_t>(group_pack_ / sizeof(float));
       a.zeros = zeros_.data_as<float>();
       a.bias = in[2].data() ? in[2].data_as<float>() : nullptr;
@@ -259,13 +260,17 @@ class ConvInstance : public KernelInstance {
           static_cast<const char*>(w.data()) + static_cast<size_t>(g * p_.cout_g * p_.kg) * es;
       gemm::MatView v{wg, p_.wt, 1, p_.kg};  // W[oc][ic][taps]: k = (ic, tap)
       if (tap_major_) {
-        // Channels last gathers k = (tap, ic): reorder W_g to [k][oc].
+        // Channels last gathers k = (tap, ic), the f32 direct kernel walks
+        // k = (ic sub-block, tap, ic) (conv_direct.h): reorder W_g to [k][oc].
         char* r = reinterpret_cast<char*>(scratch);
+        const int64_t sub = direct_ ? direct_sub_block(taps, p_.cin_g) : p_.cin_g;
         for (int64_t oc = 0; oc < p_.cout_g; ++oc)
           for (int64_t ic = 0; ic < p_.cin_g; ++ic)
             for (int64_t t = 0; t < taps; ++t)
-              std::memcpy(r + static_cast<size_t>((t * p_.cin_g + ic) * p_.cout_g + oc) * es,
-                          wg + static_cast<size_t>(oc * p_.kg + ic * taps + t) * es, es);
+              std::memcpy(
+                  r + static_cast<size_t>(direct_row(t, ic, taps, p_.cin_g, sub) * p_.cout_g + oc) *
+                          es,
+                  wg + static_cast<size_t>(oc * p_.kg + ic * taps + t) * es, es);
         v = {r, p_.wt, p_.cout_g, 1};
       }
       gemm::pack_b(gp_, p_.kg, p_.cout_g, v, dst + static_cast<size_t>(g) * group_pack_, pt_);
