@@ -65,14 +65,18 @@ inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int r
   if (trivial && out.t == DType::f32 &&
       static_cast<const void*>(c) == static_cast<float*>(out.p) + i0 * out.ld + j0)
     return;
-  for (int r = 0; r < rows; ++r) {
-    const int64_t i = i0 + r;
-    for (int j = 0; j < cols; j += kLanes) {
-      const int n = cols - j < kLanes ? cols - j : kLanes;
+  // Column vectors outer: a bias row (the common `add`) is loaded once per
+  // column vector, not once per element row.
+  const bool add_row = ep.add.p && ep.add.rs == 0;
+  for (int j = 0; j < cols; j += kLanes) {
+    const int n = cols - j < kLanes ? cols - j : kLanes;
+    const Vf bias = add_row ? view_load(ep.add, 0, j0 + j, n) : zero();
+    for (int r = 0; r < rows; ++r) {
+      const int64_t i = i0 + r;
       Vf v = n == kLanes ? load(c + r * ldc + j) : load_n(c + r * ldc + j, n);
       if (!trivial) {
         if (ep.alpha != 1.0f) v = v * set1(ep.alpha);
-        if (ep.add.p) v = fma(set1(ep.beta), view_load(ep.add, i, j0 + j, n), v);
+        if (ep.add.p) v = fma(set1(ep.beta), add_row ? bias : view_load(ep.add, i, j0 + j, n), v);
         v = activate(v, ep.act);
         if (ep.out_scale != 1.0f) v = v * set1(ep.out_scale);
         if (ep.residual.p) v = v + view_load(ep.residual, i, j0 + j, n);

@@ -123,6 +123,7 @@ class ConvInstance : public KernelInstance {
     group_pack_ = round64(gemm::packed_b_bytes(gp_, p_.kg, p_.cout_g, pt_));
     const size_t es = dtype_size(p_.xt);
     direct_ = p_.direct_ok && direct_fn(isa) && gp_.nr == direct_nr(isa) ? direct_fn(isa) : nullptr;
+    sub_ = direct_sub_block(p_.w.taps(), p_.cin_g, isa);
     bf16_direct_ = p_.direct_bf16_ok && isa == Isa::avx512 && gp_.bf16_dot;
     if (direct_ || bf16_direct_) zeros_ = Tensor::zeros({p_.cin_g}, p_.xt);
     // Channels last and the direct kernels read k = (tap, ic).
@@ -222,7 +223,7 @@ class ConvInstance : public KernelInstance {
         a.y = yc;
       }
       a.packed = reinterpret_cast<const float*>(packed);
-      a.sub = direct_sub_block(p_.w.taps(), p_.cin_g);
+      a.sub = sub_;
       a.group_stride = static_cast<int64_t>(group_pack_ / sizeof(float));
       a.zeros = zeros_.data_as<float>();
       a.bias = in[2].data() ? in[2].data_as<float>() : nullptr;
@@ -263,7 +264,7 @@ class ConvInstance : public KernelInstance {
         // Channels last gathers k = (tap, ic), the f32 direct kernel walks
         // k = (ic sub-block, tap, ic) (conv_direct.h): reorder W_g to [k][oc].
         char* r = reinterpret_cast<char*>(scratch);
-        const int64_t sub = direct_ ? direct_sub_block(taps, p_.cin_g) : p_.cin_g;
+        const int64_t sub = direct_ ? sub_ : p_.cin_g;
         for (int64_t oc = 0; oc < p_.cout_g; ++oc)
           for (int64_t ic = 0; ic < p_.cin_g; ++ic)
             for (int64_t t = 0; t < taps; ++t)
@@ -379,6 +380,7 @@ class ConvInstance : public KernelInstance {
   size_t gemm_one_ = 0, gemm_all_ = 0;  // GEMM scratch: one thread's, all slots'
   int slots_ = 1;
   DirectFn direct_ = nullptr;  // the direct kernel, when it takes this case
+  int64_t sub_ = 0;            // its input-channel sub-block
   bool bf16_direct_ = false;   // the bf16 direct kernel takes it
   bool tap_major_ = false;     // packed weight rows k = (tap, ic)
   size_t xcl_ = 0, ycl_ = 0;   // channels-first input / output converted for the direct kernel
