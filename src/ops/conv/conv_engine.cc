@@ -119,14 +119,23 @@ class ConvInstance : public KernelInstance {
  public:
   ConvInstance(const ConvPlan& plan, Isa isa) : p_(plan) {
     gp_ = gemm::default_params(isa, 0);
-    pt_ = p_.wt;
+    const bool direct_isa = direct_fn(isa) && gp_.nr == direct_nr(isa);
+    direct_ = (p_.direct_ok || p_.direct_widen_ok) && direct_isa ? direct_fn(isa) : nullptr;
+    widen_ = direct_ && p_.direct_widen_ok;
+    pt_ = widen_ ? DType::f32 : p_.wt;
     group_pack_ = round64(gemm::packed_b_bytes(gp_, p_.kg, p_.cout_g, pt_));
-    const size_t es = dtype_size(p_.xt);
-    direct_ = p_.direct_ok && direct_fn(isa) && gp_.nr == direct_nr(isa) ? direct_fn(isa) : nullptr;
+    const size_t es = widen_ ? sizeof(float) : dtype_size(p_.xt);
+    if (widen_) {
+      // f32 copies of x (as laid out), y and the bias.
+      xf_ = round64(static_cast<size_t>(p_.n * p_.cin * p_.w.in_size()) * sizeof(float));
+      yf_ = round64(static_cast<size_t>(p_.n * p_.cout * p_.w.out_size()) * sizeof(float));
+      bf_ = round64(static_cast<size_t>(p_.cout) * sizeof(float));
+    }
     sub_ = direct_sub_block(p_.w.taps(), p_.cin_g, isa);
     bf16_direct_ = p_.direct_bf16_ok && isa == Isa::avx512 && gp_.bf16_dot;
     // The padding row: one kernel row of taps (the direct kernel's merged runs).
-    if (direct_ || bf16_direct_) zeros_ = Tensor::zeros({p_.cin_g * p_.w.k[2]}, p_.xt);
+    if (direct_ || bf16_direct_)
+      zeros_ = Tensor::zeros({p_.cin_g * p_.w.k[2]}, widen_ ? DType::f32 : p_.xt);
     // Channels last and the direct kernels read k = (tap, ic).
     tap_major_ = (p_.cl || direct_ || bf16_direct_) && p_.w.taps() > 1;
     reorder_ = tap_major_ ? round64(static_cast<size_t>(p_.kg * p_.cout_g) * dtype_size(p_.wt)) : 0;
@@ -167,7 +176,7 @@ class ConvInstance : public KernelInstance {
 
   size_t workspace_bytes() const override {
     const bool gemm = !direct_ && !bf16_direct_;
-    return (prepacked_ ? 0 : weights_bytes() + reorder_) + xcl_ + ycl_ +
+    return (prepacked_ ? 0 : weights_bytes() + reorder_) + xcl_ + ycl_ + xf_ + yf_ + bf_ +
            (gemm ? slot_bytes() * static_cast<size_t>(slots_) + gemm_all_ : 0);
   }
 
@@ -214,8 +223,17 @@ class ConvInstance : public KernelInstance {
     if (direct_) {
       DirectArgs a;
       set_geometry(a);
-      a.x = in[0].data_as<float>();
-      a.y = out[0].data_as<float>();
+      float* xf = reinterpret_cast<float*>(cur + xcl_ + ycl_);
+      float* yf = reinterpret_cast<float*>(cur + xcl_ + ycl_ + xf_);
+      float* bf = reinterpret_cast<float*>(cur + xcl_ + ycl_ + xf_ + yf_);
+      if (widen_) {
+        widen(in[0], xf);
+        a.x = xf;
+        a.y = yf;
+      } else {
+        a.x = in[0].data_as<float>();
+        a.y = out[0].data_as<float>();
+      }
       if (xcl_) {
         float* xc = reinterpret_cast<float*>(cur);
         float* yc = reinterpret_cast<float*>(cur + xcl_);
@@ -227,11 +245,15 @@ class ConvInstance : public KernelInstance {
       a.sub = sub_;
       a.group_stride = static_cast<int64_t>(group_pack_ / sizeof(float));
       a.zeros = zeros_.data_as<float>();
-      a.bias = in[2].data() ? in[2].data_as<float>() : nullptr;
+      a.bias = in[2].data() && widen_ ? widen(in[2], bf)
+               : in[2].data()         ? in[2].data_as<float>()
+                                      : nullptr;
       a.residual = in[3].data() ? in[3].data_as<float>() : nullptr;
       a.act = p_.act;
       direct_(a);
-      if (xcl_) transpose_images(a.y, out[0].data_as<float>(), p_.n, p_.w.out_size(), p_.cout);
+      float* y = widen_ ? yf : out[0].data_as<float>();
+      if (xcl_) transpose_images(a.y, y, p_.n, p_.w.out_size(), p_.cout);
+      if (widen_) narrow(yf, out[0]);
       return;
     }
     compute(in, out[0], packed, reinterpret_cast<char*>(cur));
@@ -248,6 +270,33 @@ class ConvInstance : public KernelInstance {
     a.groups = p_.groups;
     a.cin_g = p_.cin_g;
     a.cout_g = p_.cout_g;
+  }
+
+  // t (bf16, f16 or f32) as f32 into dst, threaded; returns dst.
+  static float* widen(const Tensor& t, float* dst) {
+    const DType dt = t.dtype();
+    const char* src = static_cast<const char*>(t.data());
+    parallel_for(t.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
+      const size_t n = static_cast<size_t>(i1 - i0);
+      if (dt == DType::bf16)
+        convert_bf16_to_f32(reinterpret_cast<const bf16*>(src) + i0, dst + i0, n);
+      else if (dt == DType::f16)
+        convert_f16_to_f32(reinterpret_cast<const f16*>(src) + i0, dst + i0, n);
+      else
+        std::memcpy(dst + i0, reinterpret_cast<const float*>(src) + i0, n * sizeof(float));
+    });
+    return dst;
+  }
+  static void narrow(const float* src, Tensor& t) {
+    const DType dt = t.dtype();
+    char* dst = static_cast<char*>(t.data());
+    parallel_for(t.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
+      const size_t n = static_cast<size_t>(i1 - i0);
+      if (dt == DType::bf16)
+        convert_f32_to_bf16(src + i0, reinterpret_cast<bf16*>(dst) + i0, n);
+      else
+        convert_f32_to_f16(src + i0, reinterpret_cast<f16*>(dst) + i0, n);
+    });
   }
 
   size_t weights_bytes() const { return group_pack_ * static_cast<size_t>(p_.groups); }
@@ -380,13 +429,15 @@ class ConvInstance : public KernelInstance {
   size_t group_pack_ = 0, reorder_ = 0, col_ = 0, tile_ = 0;
   size_t gemm_one_ = 0, gemm_all_ = 0;  // GEMM scratch: one thread's, all slots'
   int slots_ = 1;
-  DirectFn direct_ = nullptr;  // the direct kernel, when it takes this case
-  int64_t sub_ = 0;            // its input-channel sub-block
-  bool bf16_direct_ = false;   // the bf16 direct kernel takes it
-  bool tap_major_ = false;     // packed weight rows k = (tap, ic)
-  size_t xcl_ = 0, ycl_ = 0;   // channels-first input / output converted for the direct kernel
-  Tensor zeros_;               // the direct kernel's padding row
-  Tensor packed_;              // the weight packed at create (constant operand)
+  DirectFn direct_ = nullptr;        // the direct kernel, when it takes this case
+  bool widen_ = false;               // ... on f32 copies of 16-bit x, bias and y
+  size_t xf_ = 0, yf_ = 0, bf_ = 0;  // those copies
+  int64_t sub_ = 0;                  // its input-channel sub-block
+  bool bf16_direct_ = false;         // the bf16 direct kernel takes it
+  bool tap_major_ = false;           // packed weight rows k = (tap, ic)
+  size_t xcl_ = 0, ycl_ = 0;  // channels-first input / output converted for the direct kernel
+  Tensor zeros_;              // the direct kernel's padding row
+  Tensor packed_;             // the weight packed at create (constant operand)
   bool prepacked_ = false;
 };
 
@@ -435,6 +486,11 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   p.direct_bf16_ok = enough_channels && !p.pointwise && p.xt == DType::bf16 &&
                      p.wt == DType::bf16 && p.ot == DType::bf16 && p.cin_g % 2 == 0 &&
                      f32_bf16_or_absent(2) && (cl ? f32_bf16_or_absent(3) : !call.has_input(3));
+  const bool half = p.xt == DType::bf16 || p.xt == DType::f16;
+  p.direct_widen_ok =
+      p.cin_g >= 4 && p.cin_g < 32 && !p.pointwise && half && p.wt == p.xt && p.ot == p.xt &&
+      !call.has_input(3) &&
+      (!call.has_input(2) || call.in(2).dtype == DType::f32 || call.in(2).dtype == p.xt);
   p.direct_ok = p.cin_g >= 4 && !p.pointwise && p.xt == DType::f32 && p.wt == DType::f32 &&
                 p.ot == DType::f32 && f32_or_absent(2) &&
                 (cl ? f32_or_absent(3) : !call.has_input(3));

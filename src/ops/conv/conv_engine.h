@@ -32,6 +32,10 @@ struct ConvPlan {
   bool direct_ok = false;
   // The same in bf16 with an even number of input channels per group.
   bool direct_bf16_ok = false;
+  // bf16 or f16 x, w and y with few input channels (the UNet's stem, where
+  // the gather + GEMM is slow) and no residual: the f32 direct kernel on f32
+  // copies of x, bias and y in the workspace (weights packed as f32).
+  bool direct_widen_ok = false;
 };
 
 // x: input 0, w: input 1, bias: input 2 (optional), residual: input 3 (optional).
