@@ -111,7 +111,8 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
   auto step = [&](const float* const* px, const float* wp, int64_t e) {
     const Vf w0 = load(wp + e * kNr), w1 = load(wp + e * kNr + kLanes);
     __builtin_prefetch(wp + (e + kPfAhead) * kNr, 0, 3);
-    __builtin_prefetch(wp + (e + kPfAhead) * kNr + kLanes, 0, 3);
+    if constexpr (kNr * sizeof(float) > 64)
+      __builtin_prefetch(wp + (e + kPfAhead) * kNr + 16, 0, 3);
 #pragma GCC unroll 14
     for (int j = 0; j < kTm; ++j) {
       const Vf b = set1(px[j][e]);
