@@ -3,14 +3,15 @@
 // output channels stays in registers (14 x 32 on AVX-512, 6 x 16 on AVX2)
 // while the loop runs over the taps and input channels, broadcasting one
 // input value per pixel and multiplying it by two packed weight vectors.
-// The weights are the GEMM engine's packed B panels (pack_b, nr = 2 vectors),
-// packed once, rows in the kernel's walking order: input channels in
-// sub-blocks of direct_sub_block(), and within one the taps, then its
+// The weights are the GEMM engine's packed B panels (pack_b, nr = 2
+// vectors), packed once, rows in the kernel's walking order: input channels
+// in sub-blocks of direct_sub_block(), and within one the taps, then its
 // channels: k = (ic / sub, tap, ic % sub). The tile walks a sub-block over
 // all taps before the next, so the input pixels it reads (16 x 3 rows x 64 B
-// for a 3x3 kernel) stay in L1 while the weights stream past them. Padding taps read a zero row, so
-// NaN/inf weights meet padding as 0 * w, as in the reference. Bias, activation and residual are
-// applied to the tile in registers.
+// for a 3x3 kernel) stay in L1 while the weights stream past them. Padding
+// taps read a zero row, so NaN/inf weights meet padding as 0 * w, as in the
+// reference. Bias, activation and residual are applied to the tile in
+// registers.
 #pragma once
 
 #include <algorithm>
@@ -28,7 +29,7 @@ struct DirectArgs {
   const float* packed = nullptr;    // per group: ceil(cout_g / nr) panels of (taps * cin_g) x nr
   int64_t sub = 0;                  // input channels per sub-block (direct_sub_block)
   int64_t group_stride = 0;         // floats between groups' packed weights
-  const float* zeros = nullptr;     // cin_g zeros (padding taps)
+  const float* zeros = nullptr;     // kw * cin_g zeros (padding taps, a kernel row's run)
   const float* bias = nullptr;      // [Cout] or null
   const float* residual = nullptr;  // output shape or null
   float* y = nullptr;               // [N, OD, OH, OW, Cout]
@@ -43,7 +44,7 @@ using DirectFn = void (*)(const DirectArgs& a);
 inline constexpr int64_t kDirectMaxTaps = 64;
 // A sub-block's inner loop should run a few hundred cycles: 16 channels on
 // AVX-512 (28 FMAs per channel), 64 on AVX2 (12 FMAs per channel; 16 lost
-// 5-10% to the loop's setup and exit on the Xeon).
+// 3-5% to the loop's setup and exit on the Xeon).
 inline int64_t direct_sub_block(int64_t taps, int64_t cin_g, Isa isa) {
   const int64_t sub = isa == Isa::avx512 ? 16 : 64;
   return taps <= kDirectMaxTaps ? std::min(sub, cin_g) : cin_g;
