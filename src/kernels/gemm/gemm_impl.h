@@ -222,8 +222,12 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
   for (int64_t k = 0; k < kc; ++k) {
     __m512 bv[NV];
+    {
+      Vf row[NV];
+      load_b_row(b + k * ldb, row);
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) bv[v] = load(b + k * ldb + v * kLanes).v;
+      for (int v = 0; v < NV; ++v) bv[v] = row[v].v;
+    }
     {
       const char* pf = reinterpret_cast<const char*>(b + (k + kPfRowsEb) * ldb);
 #pragma GCC unroll 8
@@ -349,13 +353,22 @@ void pack_b_t(int64_t K, int64_t N, const T* b, int64_t rs, int64_t cs, int nr, 
 }
 
 // bf16 panel rows into the order load_b_row reads (kBf16PanelPairs): in each
-// pair of vectors (2 * kLanes columns), the second and third quarters swapped.
+// group of 2 * kLanes columns, 128-bit lane l of the stored row holds columns
+// 4l..4l+3 in its low half and kLanes+4l..kLanes+4l+3 in its high half, so
+// that vpunpck{l,h}wd against zero give columns [0, kLanes) and
+// [kLanes, 2 kLanes) (AVX2: quarters 1 and 2 swapped).
 inline void swizzle_bf16_rows(bf16* d, int64_t rows, int nr) {
   parallel_for(rows, 256, [&](int64_t r0, int64_t r1) {
+    bf16 tmp[2 * kLanes];
     for (int64_t r = r0; r < r1; ++r)
-      for (int g = 0; g + 2 * kLanes <= nr; g += 2 * kLanes)
-        for (int t = kLanes / 2; t < kLanes; ++t)
-          std::swap(d[r * nr + g + t], d[r * nr + g + t + kLanes / 2]);
+      for (int g = 0; g + 2 * kLanes <= nr; g += 2 * kLanes) {
+        bf16* row = d + r * nr + g;
+        std::copy(row, row + 2 * kLanes, tmp);
+        for (int p = 0; p < 2 * kLanes; ++p) {
+          const int l = p / 8, q = p % 8;
+          row[p] = tmp[q < 4 ? 4 * l + q : kLanes + 4 * l + q - 4];
+        }
+      }
   });
 }
 

@@ -64,11 +64,16 @@ inline __m256i to_bf16(Vf a) {  // round to nearest even, NaN kept quiet
 inline Vf load(const bf16* p) {
   return cvt_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
-// bf16 GEMM panels in plain column order here (see vec_avx2.h).
-inline constexpr bool kBf16PanelPairs = false;
+// bf16 GEMM panels in unpack order, as on AVX2 (see vec_avx2.h and
+// swizzle_bf16_rows): one 64-byte load and vpunpck{l,h}wd against zero give
+// columns 0-15 and 16-31, one shuffle-port op per vector instead of
+// cvt_bf16's widen (p5) + shift (p0), both FMA ports on Intel.
+inline constexpr bool kBf16PanelPairs = true;
 inline void load_bf16_pair(const bf16* p, Vf& lo, Vf& hi) {
-  lo = load(p);
-  hi = load(p + kLanes);
+  const __m512i x = _mm512_loadu_si512(p);
+  const __m512i z = _mm512_setzero_si512();
+  lo.v = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, x));
+  hi.v = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, x));
 }
 inline Vf load_n(const bf16* p, int n) {
   return cvt_bf16(_mm256_maskz_loadu_epi16(tail_mask(n), p));
