@@ -1,4 +1,5 @@
-// Per-ISA tables of the bulk conversion routines behind opsnn/dtype.h.
+// Per-ISA tables of the bulk conversion routines behind opsnn/dtype.h, and
+// the threaded contiguous conversion built on them.
 #pragma once
 
 #include <cstddef>
@@ -19,3 +20,12 @@ const ConvertFns& convert_fns_avx2();
 const ConvertFns& convert_fns_avx512();
 
 }  // namespace opsnn::detail
+
+namespace opsnn {
+
+// n contiguous elements from src (dtype st) into dst (dtype dt), each of
+// f32, bf16 and f16 (equal dtypes are copied), split over the thread pool in
+// chunks of 16K elements. False, with nothing written, for any other pair.
+bool convert_contiguous(const void* src, DType st, void* dst, DType dt, size_t n);
+
+}  // namespace opsnn

@@ -1,11 +1,13 @@
 #include "opsnn/dtype.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "core/convert.h"
 #include "opsnn/cpu.h"
 #include "opsnn/error.h"
+#include "opsnn/thread_pool.h"
 
 namespace opsnn {
 
@@ -128,5 +130,31 @@ void convert_f32_to_bf16(const float* s, bf16* d, size_t n) { convert_fns().f32_
 void convert_bf16_to_f32(const bf16* s, float* d, size_t n) { convert_fns().bf16_to_f32(s, d, n); }
 void convert_f32_to_f16(const float* s, f16* d, size_t n) { convert_fns().f32_to_f16(s, d, n); }
 void convert_f16_to_f32(const f16* s, float* d, size_t n) { convert_fns().f16_to_f32(s, d, n); }
+
+bool convert_contiguous(const void* src, DType st, void* dst, DType dt, size_t n) {
+  auto half_or_f32 = [](DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; };
+  if (!half_or_f32(st) || !half_or_f32(dt) || (st != DType::f32 && dt != DType::f32 && st != dt))
+    return false;
+  const auto* s = static_cast<const char*>(src);
+  auto* d = static_cast<char*>(dst);
+  const size_t ss = dtype_size(st), ds = dtype_size(dt);
+  const detail::ConvertFns& f = convert_fns();
+  parallel_for(static_cast<int64_t>(n), 1 << 14, [&](int64_t i0, int64_t i1) {
+    const size_t m = static_cast<size_t>(i1 - i0);
+    const char* sp = s + static_cast<size_t>(i0) * ss;
+    char* dp = d + static_cast<size_t>(i0) * ds;
+    if (st == dt)
+      std::memcpy(dp, sp, m * ss);
+    else if (st == DType::bf16)
+      f.bf16_to_f32(reinterpret_cast<const bf16*>(sp), reinterpret_cast<float*>(dp), m);
+    else if (st == DType::f16)
+      f.f16_to_f32(reinterpret_cast<const f16*>(sp), reinterpret_cast<float*>(dp), m);
+    else if (dt == DType::bf16)
+      f.f32_to_bf16(reinterpret_cast<const float*>(sp), reinterpret_cast<bf16*>(dp), m);
+    else
+      f.f32_to_f16(reinterpret_cast<const float*>(sp), reinterpret_cast<f16*>(dp), m);
+  });
+  return true;
+}
 
 }  // namespace opsnn

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "core/convert.h"
 #include "opsnn/error.h"
 #include "opsnn/memory.h"
 
@@ -349,16 +350,9 @@ void copy_into(const Tensor& src, Tensor& dst) {
     if (n) std::memcpy(dst.data(), src.data(), src.nbytes());
     return;
   }
-  if (src.is_contiguous() && dst.is_contiguous() && n) {
-    if (src.dtype() == DType::f32 && dst.dtype() == DType::bf16)
-      return convert_f32_to_bf16(src.data_as<float>(), dst.data_as<bf16>(), static_cast<size_t>(n));
-    if (src.dtype() == DType::bf16 && dst.dtype() == DType::f32)
-      return convert_bf16_to_f32(src.data_as<bf16>(), dst.data_as<float>(), static_cast<size_t>(n));
-    if (src.dtype() == DType::f32 && dst.dtype() == DType::f16)
-      return convert_f32_to_f16(src.data_as<float>(), dst.data_as<f16>(), static_cast<size_t>(n));
-    if (src.dtype() == DType::f16 && dst.dtype() == DType::f32)
-      return convert_f16_to_f32(src.data_as<f16>(), dst.data_as<float>(), static_cast<size_t>(n));
-  }
+  if (src.is_contiguous() && dst.is_contiguous() && n &&
+      convert_contiguous(src.data(), src.dtype(), dst.data(), dst.dtype(), static_cast<size_t>(n)))
+    return;
   if (src.dtype() == dst.dtype()) {  // raw element copy: exact for every dtype
     const size_t es = dtype_size(src.dtype());
     const auto* s = static_cast<const char*>(src.data());

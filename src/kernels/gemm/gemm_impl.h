@@ -221,13 +221,8 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
   for (int64_t k = 0; k < kc; ++k) {
-    __m512 bv[NV];
-    {
-      Vf row[NV];
-      load_b_row(b + k * ldb, row);
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) bv[v] = row[v].v;
-    }
+    Vf bv[NV];
+    load_b_row(b + k * ldb, bv);
     {
       const char* pf = reinterpret_cast<const char*>(b + (k + kPfRowsEb) * ldb);
 #pragma GCC unroll 8
@@ -241,7 +236,7 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
       for (int v = 0; v < NV; ++v)
         asm("vfmadd231ps %[a]%{1to16%}, %[b], %[c]"
             : [c] "+v"(acc[i][v])
-            : [b] "v"(bv[v]), [a] "m"(ak[i * a_rs]));
+            : [b] "v"(bv[v].v), [a] "m"(ak[i * a_rs]));
   }
   store_acc(acc, c, ldc, ncols, accumulate);
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/convert.h"
 #include "ops/conv/conv_act.h"
 #include "ops/conv/conv_direct.h"
 #include "opsnn/log.h"
@@ -226,6 +227,11 @@ class ConvInstance : public KernelInstance {
       float* xf = reinterpret_cast<float*>(cur + xcl_ + ycl_);
       float* yf = reinterpret_cast<float*>(cur + xcl_ + ycl_ + xf_);
       float* bf = reinterpret_cast<float*>(cur + xcl_ + ycl_ + xf_ + yf_);
+      // t (f32, bf16 or f16) as f32 into dst; returns dst.
+      auto widen = [](const Tensor& t, float* dst) {
+        convert_contiguous(t.data(), t.dtype(), dst, DType::f32, static_cast<size_t>(t.numel()));
+        return dst;
+      };
       if (widen_) {
         widen(in[0], xf);
         a.x = xf;
@@ -253,7 +259,9 @@ class ConvInstance : public KernelInstance {
       direct_(a);
       float* y = widen_ ? yf : out[0].data_as<float>();
       if (xcl_) transpose_images(a.y, y, p_.n, p_.w.out_size(), p_.cout);
-      if (widen_) narrow(yf, out[0]);
+      if (widen_)
+        convert_contiguous(yf, DType::f32, out[0].data(), out[0].dtype(),
+                           static_cast<size_t>(out[0].numel()));
       return;
     }
     compute(in, out[0], packed, reinterpret_cast<char*>(cur));
@@ -270,33 +278,6 @@ class ConvInstance : public KernelInstance {
     a.groups = p_.groups;
     a.cin_g = p_.cin_g;
     a.cout_g = p_.cout_g;
-  }
-
-  // t (bf16, f16 or f32) as f32 into dst, threaded; returns dst.
-  static float* widen(const Tensor& t, float* dst) {
-    const DType dt = t.dtype();
-    const char* src = static_cast<const char*>(t.data());
-    parallel_for(t.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
-      const size_t n = static_cast<size_t>(i1 - i0);
-      if (dt == DType::bf16)
-        convert_bf16_to_f32(reinterpret_cast<const bf16*>(src) + i0, dst + i0, n);
-      else if (dt == DType::f16)
-        convert_f16_to_f32(reinterpret_cast<const f16*>(src) + i0, dst + i0, n);
-      else
-        std::memcpy(dst + i0, reinterpret_cast<const float*>(src) + i0, n * sizeof(float));
-    });
-    return dst;
-  }
-  static void narrow(const float* src, Tensor& t) {
-    const DType dt = t.dtype();
-    char* dst = static_cast<char*>(t.data());
-    parallel_for(t.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
-      const size_t n = static_cast<size_t>(i1 - i0);
-      if (dt == DType::bf16)
-        convert_f32_to_bf16(src + i0, reinterpret_cast<bf16*>(dst) + i0, n);
-      else
-        convert_f32_to_f16(src + i0, reinterpret_cast<f16*>(dst) + i0, n);
-    });
   }
 
   size_t weights_bytes() const { return group_pack_ * static_cast<size_t>(p_.groups); }
