@@ -22,8 +22,12 @@
 //   const B* b_panel(int64_t pnl, int64_t k0)
 //       the micro-panel of B panel `pnl` that starts at row k0
 //   int64_t b_panel_bytes(int64_t kl)   bytes of a micro-panel of kl rows
+//   size_t stage_floats(int64_t kc)     scratch floats of a staged micro-panel
+//   const KB* stage_b(const B* bp, int64_t kl, float* stage)
+//       the micro-panel the kernel reads: bp itself, or bp converted into
+//       stage once per K-block for all the row panels that use it
 //   bool kernel(int rows, int64_t kl, const float* abuf, int64_t ir,
-//               const B* bp, float* c, int64_t ldc, int ncols,
+//               const KB* bp, float* c, int64_t ldc, int ncols,
 //               bool accumulate, bool last, int64_t i0, int64_t jp)
 //       the microkernel on rows [ir, ir + rows) of the packed block (output
 //       rows i0 = m0 + ir..., columns jp...); true when it wrote the output
@@ -150,7 +154,9 @@ void run_blocked(const U& u, const Params& p, const Scratch& sc, int64_t M, int6
   run_tasks(sc, blocked_grid<U>(p, M, N, sc.threads), NR, M, N, K, Nfull, direct_c, out, ep,
             [&](int64_t m0, int64_t mlen, int64_t n0, int64_t nlen, float* c, int64_t ldc) {
               const int64_t nrp = ceil_div(mlen, MR);
-              float* abuf = sc.a(u.a_floats(nrp * MR, kc));
+              const size_t a_fl = (u.a_floats(nrp * MR, kc) + 15) / 16 * 16;
+              float* abuf = sc.a(a_fl + u.stage_floats(kc));
+              float* stage = abuf + a_fl;
               for (int64_t k0 = 0; k0 < K; k0 += kc) {
                 const int64_t kl = std::min(kc, K - k0);
                 const bool last = k0 + kl == K;
@@ -158,7 +164,7 @@ void run_blocked(const U& u, const Params& p, const Scratch& sc, int64_t M, int6
                 const int64_t blines = ceil_div(u.b_panel_bytes(kl), 64);
                 for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
                   const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-                  const auto* bp = u.b_panel(jp / NR, k0);
+                  const auto* bp = u.stage_b(u.b_panel(jp / NR, k0), kl, stage);
                   // The next B micro-panel is another panel (a whole panel away), a
                   // jump the hardware prefetcher does not follow: each microkernel
                   // call brings its share of it into L2 ahead of use.

@@ -123,7 +123,8 @@ ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, D
   const int64_t mcb = std::min(std::max<int64_t>(p.mc / mr, 1) * mr, div_up(M, mr) * mr);
   const int64_t npan = div_up(N, nr) + 1;
   const int64_t ncb = std::min(std::max<int64_t>(p.nc / nr, 1) * nr, npan * nr);
-  l.a = static_cast<size_t>(mcb * (kcb + 1) + 16);
+  // The packed A block, then a B micro-panel widened to f32 (16-bit panels).
+  l.a = static_cast<size_t>(mcb * (kcb + 1) + 32 + kcb * nr);
   const bool direct_c = c_dtype == DType::f32 && !gated && (ldc * 4) % 2048 != 0;
   if (!direct_c) l.c = static_cast<size_t>(mcb * (ncb + 16));
   if (M <= direct_max_m(mr) && K > 0) {

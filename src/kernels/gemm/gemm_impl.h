@@ -523,15 +523,52 @@ void run_split_k(const Scratch& sc, int rows, int64_t N, int64_t K, int64_t kc, 
       sc.threads);
 }
 
+// A 16-bit B micro-panel (kl x NR) widened to f32 in `dst`, row by row in
+// load_b_row's order: exact, so the f32 kernel on it gives the same bits as
+// converting in the kernel's loads.
+template <int NV, class TB>
+void widen_b_panel(const TB* bp, int64_t kl, float* dst) {
+  constexpr int NR = NV * kLanes;
+  for (int64_t k = 0; k < kl; ++k) {
+    Vf bv[NV];
+    load_b_row(bp + k * NR, bv);
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) store(dst + k * NR + v * kLanes, bv[v]);
+  }
+}
+
 // The blocked driver's microkernel policy for f32 A panels (pack_a) times
-// B panels of TB (K*NR elements each): ukr_p per row count.
+// B panels of TB (K*NR elements each): ukr_p per row count. On AVX-512 a
+// 16-bit panel is widened to f32 once per K-block (stage_b) and every row
+// panel runs the f32 kernel on it: converting in the kernel's loads costs
+// two shuffles per k on port 5, one of the two FMA ports, for each of the
+// mlen/MR uses (bf16 at 0.89-0.94x f32 on 2048^3 and 2048x768x768, 0.98-1.01x
+// widened). AVX2's shuffles go to a port its FMAs do not use: there the
+// staging measured no faster and the loads convert (docs/gemm.md).
+#if defined(__AVX512F__)
+inline constexpr bool kWidenBPanels = true;
+#else
+inline constexpr bool kWidenBPanels = false;
+#endif
 template <int Mr, int Nv, class TB>
 struct PackedUkr {
   static constexpr int MR = Mr, NR = Nv * kLanes;
   static constexpr double kMacsPerCycle = 32.0;
-  static constexpr auto table = ukr_p_table<Nv, TB>(std::make_integer_sequence<int, Mr>());
+  static constexpr bool kWiden = kWidenBPanels && !std::is_same_v<TB, float>;
+  using KB = std::conditional_t<kWiden, float, TB>;
+  static constexpr auto table = ukr_p_table<Nv, KB>(std::make_integer_sequence<int, Mr>());
   const TB* pb;
   int64_t K;
+
+  static size_t stage_floats(int64_t kc) { return kWiden ? static_cast<size_t>(kc * NR) : 0; }
+  static const KB* stage_b(const TB* bp, int64_t kl, float* stage) {
+    if constexpr (kWiden) {
+      widen_b_panel<Nv>(bp, kl, stage);
+      return stage;
+    } else {
+      return bp;
+    }
+  }
 
   static size_t a_floats(int64_t rows, int64_t kc) { return static_cast<size_t>(rows * kc); }
   static void pack_a_block(const MatView& a, int64_t m0, int64_t mlen, int64_t k0, int64_t kl,
@@ -540,7 +577,7 @@ struct PackedUkr {
   }
   const TB* b_panel(int64_t pnl, int64_t k0) const { return pb + pnl * K * NR + k0 * NR; }
   static int64_t b_panel_bytes(int64_t kl) { return kl * NR * static_cast<int64_t>(sizeof(TB)); }
-  static bool kernel(int rows, int64_t kl, const float* abuf, int64_t ir, const TB* bp, float* c,
+  static bool kernel(int rows, int64_t kl, const float* abuf, int64_t ir, const KB* bp, float* c,
                      int64_t ldc, int ncols, bool accumulate, bool /*last*/, int64_t /*i0*/,
                      int64_t /*jp*/) {
     table[rows - 1](kl, abuf + ir * kl, bp, c, ldc, ncols, accumulate);
