@@ -21,6 +21,8 @@ struct CpuInfo {
   Isa best_isa() const;  // what the hardware supports
 };
 
+// What the CPU has, less the extensions named in OPSNN_CPU_DISABLE (a comma
+// list of avx_vnni, avx512_vnni, avx512_bf16; anything else throws).
 const CpuInfo& cpu_info();
 
 // The ISA level dispatch may use: the hardware's best, capped by OPSNN_ISA

@@ -4,10 +4,12 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "opsnn/error.h"
 #include "opsnn/log.h"
@@ -83,6 +85,30 @@ CpuInfo detect() {
   return c;
 }
 
+// OPSNN_CPU_DISABLE=avx_vnni,avx512_vnni,avx512_bf16 (any of them): treat
+// those extensions as absent, to run and time the paths of CPUs without them
+// (the AVX2 int8 kernel without VNNI, bf16 without the dot products) here.
+void apply_disabled(CpuInfo& c) {
+  const char* e = std::getenv("OPSNN_CPU_DISABLE");
+  if (!e || !*e) return;
+  std::string list(e);
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t end = std::min(list.find(',', pos), list.size());
+    const std::string f = list.substr(pos, end - pos);
+    if (f == "avx_vnni")
+      c.avx_vnni = false;
+    else if (f == "avx512_vnni")
+      c.avx512_vnni = false;
+    else if (f == "avx512_bf16")
+      c.avx512_bf16 = false;
+    else if (!f.empty())
+      throw Error("cpu", "OPSNN_CPU_DISABLE",
+                  "a comma-separated list of avx_vnni, avx512_vnni, avx512_bf16", "'" + f + "'");
+    pos = end + 1;
+  }
+}
+
 std::atomic<int>& isa_cap() {
   static std::atomic<int> cap = [] {
     const char* e = std::getenv("OPSNN_ISA");
@@ -120,7 +146,11 @@ Isa CpuInfo::best_isa() const {
 }
 
 const CpuInfo& cpu_info() {
-  static const CpuInfo info = detect();
+  static const CpuInfo info = [] {
+    CpuInfo c = detect();
+    apply_disabled(c);
+    return c;
+  }();
   return info;
 }
 
