@@ -140,3 +140,34 @@ def fit_erf_rational(b=4.0, n_p=7, n_q=7, iters=40):
 
 if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "erf_rational":
     fit_erf_rational(*[float(v) if i == 0 else int(v) for i, v in enumerate(sys.argv[2:])])
+
+
+def fit_gelu_table(w=0.85, deg=6, n=7, iters=60):
+    """Q(a) = Phi(-a) = erfc(a / sqrt 2) / 2 on a = |x| in n pieces centred
+    on k*w (k = 0..n-1; t = a/w - k in [-1/2, 1/2], piece 0 only a >= 0),
+    degree deg in t each, for gelu(x) = relu(x) - |x| Q(|x|) (act_gelu_erf).
+    Minimises the gelu error |x| * dQ (weight max(a, 1/4)). Table entry j of
+    each printed row is coefficient j of piece k; piece n.. (a from
+    (n - 1/2) w on) is Q = 0."""
+    Q = np.vectorize(lambda a: 0.5 * math.erfc(a / math.sqrt(2.0)))
+    rows = [[0.0] * 8 for _ in range(deg + 1)]
+    worst = 0.0
+    for k in range(n):
+        t = np.linspace(0.0 if k == 0 else -0.5, 0.5, 4001)
+        a = (t + k) * w
+        basis = np.stack([t ** j for j in range(deg + 1)], axis=1)
+        c = lawson(basis, Q(a), np.maximum(a, 0.25), iters)
+        c32 = [np.float32(v) for v in c]
+        for j in range(deg + 1):
+            rows[j][k] = float(c32[j])
+        got = horner32(c32, t).astype(np.float64)
+        worst = max(worst, (np.abs(got - Q(a)) * np.maximum(a, 0.25)).max())
+    tail = (n - 0.5) * w
+    print("  max |x| dQ over the pieces %.3e; Q = 0 from a = %.4f: |x| Q there %.3e"
+          % (worst, tail, tail * Q(tail)))
+    for j, r in enumerate(rows):
+        print("      {%s},  // t^%d" % (", ".join("%.9e" % v for v in r), j))
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "gelu_table":
+    fit_gelu_table(*[float(v) if i == 0 else int(v) for i, v in enumerate(sys.argv[2:])])

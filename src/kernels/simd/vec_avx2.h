@@ -141,6 +141,10 @@ inline bool any(Mask a) { return _mm256_movemask_ps(a.m) != 0; }
 inline Vf select(Mask m, Vf if_true, Vf if_false) {
   return {_mm256_blendv_ps(if_false.v, if_true.v, m.m)};
 }
+// Lane i: tab[bits(idx)[i] & 7] (vpermps, port 5): an 8-entry table lookup.
+inline Vf permute8(const float* tab, Vf idx) {
+  return {_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab), _mm256_castps_si256(idx.v))};
+}
 
 inline Vi cvt_round(Vf a) { return {_mm256_cvtps_epi32(a.v)}; }
 inline Vi cvt_trunc(Vf a) { return {_mm256_cvttps_epi32(a.v)}; }

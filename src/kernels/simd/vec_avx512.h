@@ -139,6 +139,12 @@ inline bool any(Mask a) { return a.m != 0; }
 inline Vf select(Mask m, Vf if_true, Vf if_false) {
   return {_mm512_mask_blend_ps(m.m, if_false.v, if_true.v)};
 }
+// Lane i: tab[bits(idx)[i] & 7] for indices below 8 (vpermps uses the low 4
+// bits; the table is repeated in both halves): an 8-entry table lookup.
+inline Vf permute8(const float* tab, Vf idx) {
+  return {_mm512_permutexvar_ps(_mm512_castps_si512(idx.v),
+                                _mm512_broadcast_f32x8(_mm256_loadu_ps(tab)))};
+}
 
 // Integer lanes, for exponent manipulation in the vector math.
 inline Vi cvt_round(Vf a) { return {_mm512_cvtps_epi32(a.v)}; }  // nearest even

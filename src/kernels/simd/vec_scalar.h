@@ -85,6 +85,12 @@ inline Mask operator&(Mask a, Mask b) { return {a.m && b.m}; }
 inline Mask operator|(Mask a, Mask b) { return {a.m || b.m}; }
 inline bool any(Mask a) { return a.m; }
 inline Vf select(Mask m, Vf if_true, Vf if_false) { return m.m ? if_true : if_false; }
+// tab[bits(idx) & 7], as vpermps: an 8-entry table lookup.
+inline Vf permute8(const float* tab, Vf idx) {
+  uint32_t b;
+  std::memcpy(&b, &idx.v, sizeof b);
+  return {tab[b & 7u]};
+}
 
 // As cvtps2dq / cvttps2dq: NaN and values outside int32 give INT32_MIN (a
 // plain cast would be undefined behaviour).
