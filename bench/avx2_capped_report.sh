@@ -16,6 +16,10 @@ ROUNDS="${2:-7}"
 export OPSNN_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
 export OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2
 export OPSNN_NUM_THREADS=2 OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2
+# An AVX2-only CPU has none of these either (AVX-VNNI came with Alder Lake):
+# without this the int8 rows would time our AVX-VNNI kernel against oneDNN's
+# plain AVX2 one.
+export OPSNN_CPU_DISABLE=avx_vnni,avx512_vnni,avx512_bf16
 
 echo "== $(date -u '+%F %T') UTC, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 echo "== GEMM f32, weights pre-packed, vs oneDNN and OpenBLAS"
