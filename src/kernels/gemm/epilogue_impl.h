@@ -57,6 +57,20 @@ inline void store_out(T* p, Vf v, int n, bool streamed) {
     store(p, v);
 }
 
+// n lanes of v to element o of the output, in its dtype.
+inline void store_at(const OutView& out, int64_t o, Vf v, int n) {
+  switch (out.t) {
+    case DType::f32:
+      return store_out(static_cast<float*>(out.p) + o, v, n, out.stream);
+    case DType::bf16:
+      return store_out(static_cast<bf16*>(out.p) + o, v, n, out.stream);
+    case DType::f16:
+      return store_out(static_cast<f16*>(out.p) + o, v, n, out.stream);
+    default:
+      return;
+  }
+}
+
 // Applies the epilogue to a rows x cols f32 tile `c` (leading dim ldc) whose
 // top-left element is output (i0, j0), writing the result to `out`.
 inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int rows, int cols,
@@ -97,20 +111,7 @@ inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int r
           if (ep.out_scale != 1.0f) v = v * set1(ep.out_scale);
           if (ep.residual.p) v = v + view_load(ep.residual, i, j0 + j, n);
         }
-        const int64_t o = i * out.ld + j0 + j;
-        switch (out.t) {
-          case DType::f32:
-            store_out(static_cast<float*>(out.p) + o, v, n, out.stream);
-            break;
-          case DType::bf16:
-            store_out(static_cast<bf16*>(out.p) + o, v, n, out.stream);
-            break;
-          case DType::f16:
-            store_out(static_cast<f16*>(out.p) + o, v, n, out.stream);
-            break;
-          default:
-            break;
-        }
+        store_at(out, i * out.ld + j0 + j, v, n);
       }
     }
   }
@@ -141,20 +142,7 @@ inline void epilogue_gated(const Epilogue& ep, const float* c, int64_t ldc, int 
       Vf y = activate(g, ep.act) * v;
       if (ep.out_scale != 1.0f) y = y * set1(ep.out_scale);
       if (ep.residual.p) y = y + view_load(ep.residual, i, jo + j, n);
-      const int64_t o = i * out.ld + jo + j;
-      switch (out.t) {
-        case DType::f32:
-          store_out(static_cast<float*>(out.p) + o, y, n, out.stream);
-          break;
-        case DType::bf16:
-          store_out(static_cast<bf16*>(out.p) + o, y, n, out.stream);
-          break;
-        case DType::f16:
-          store_out(static_cast<f16*>(out.p) + o, y, n, out.stream);
-          break;
-        default:
-          break;
-      }
+      store_at(out, i * out.ld + jo + j, y, n);
     }
   }
 }
