@@ -4,11 +4,11 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 
 #include "opsnn/error.h"
@@ -91,11 +91,9 @@ CpuInfo detect() {
 void apply_disabled(CpuInfo& c) {
   const char* e = std::getenv("OPSNN_CPU_DISABLE");
   if (!e || !*e) return;
-  std::string list(e);
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t end = std::min(list.find(',', pos), list.size());
-    const std::string f = list.substr(pos, end - pos);
+  std::stringstream list(e);
+  std::string f;
+  while (std::getline(list, f, ',')) {
     if (f == "avx_vnni")
       c.avx_vnni = false;
     else if (f == "avx512_vnni")
@@ -105,7 +103,6 @@ void apply_disabled(CpuInfo& c) {
     else if (!f.empty())
       throw Error("cpu", "OPSNN_CPU_DISABLE",
                   "a comma-separated list of avx_vnni, avx512_vnni, avx512_bf16", "'" + f + "'");
-    pos = end + 1;
   }
 }
 
