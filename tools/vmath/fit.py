@@ -171,3 +171,23 @@ def fit_gelu_table(w=0.85, deg=6, n=7, iters=60):
 
 if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "gelu_table":
     fit_gelu_table(*[float(v) if i == 0 else int(v) for i, v in enumerate(sys.argv[2:])])
+
+
+def fit_exp_table(deg=3, iters=80):
+    """e^r = 1 + c1 r + ... + c_deg r^deg on |r| <= ln2/16 (r = t - k ln2/8,
+    k = round(8 t / ln2)), minimax in the relative error, for the 8-entry
+    table exp of act_vec.inc (e^t = 2^(k>>3) * 2^((k&7)/8) * e^r). Also prints
+    the table 2^(j/8) in f32."""
+    h = math.log(2.0) / 16 * 1.0005  # a little beyond: k ln2/8 is rounded
+    r = np.linspace(-h, h, 20001)
+    basis = np.stack([r ** j for j in range(1, deg + 1)], axis=1)
+    c = lawson(basis, np.expm1(r), np.exp(-r), iters)
+    c32 = [1.0] + [np.float32(v) for v in c]
+    got = horner32(c32, r).astype(np.float64)
+    print("  max relative error of the f32 polynomial %.3e (c0 = 1)" % (np.abs(got / np.exp(r) - 1)).max())
+    print("  c1..c%d: %s" % (deg, fmt(c32[1:])))
+    print("  2^(j/8): %s" % fmt([2.0 ** (j / 8) for j in range(8)]))
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "exp_table":
+    fit_exp_table(*[int(v) for v in sys.argv[2:]])

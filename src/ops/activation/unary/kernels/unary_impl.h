@@ -25,7 +25,7 @@ inline Vf apply(Vf x, const unary::Params& p) {
   if constexpr (K == Kind::leaky_relu) return select(x < zero(), x * set1(p.alpha), x);
   if constexpr (K == Kind::gelu_erf) return act_gelu_erf(x);
   if constexpr (K == Kind::gelu_tanh) return act_gelu_tanh(x);
-  if constexpr (K == Kind::quick_gelu) return silu_fast(x, set1(-1.702f));
+  if constexpr (K == Kind::quick_gelu) return silu_fast(x, 1.702f);
   if constexpr (K == Kind::silu) return act_silu(x);
   if constexpr (K == Kind::sigmoid) return vsigmoid(x);
   if constexpr (K == Kind::tanh) return vtanh(x);
