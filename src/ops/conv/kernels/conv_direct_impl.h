@@ -8,7 +8,6 @@ using gemm::Act;
 
 // The shared activations (src/kernels/act), as in the GEMM epilogue.
 #include "kernels/act/act_vec.inc"
-inline Vf act_vec(Vf x, Act a) { return act_apply(x, a); }
 
 inline constexpr int kTm = kLanes == 16 ? 14 : 6;  // pixels per register tile
 inline constexpr int kNr = 2 * kLanes;
@@ -84,6 +83,35 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
       }
 }
 
+// The tile's cnt pixels x (n0 + n1) channels to y; after the last input
+// channel block (`last`) with bias, activation K (chosen once per tile, not
+// per vector) and residual.
+template <Act K>
+inline void store_tile(const DirectArgs& a, float* y, int cnt, int n0, int n1, const Vf* acc0,
+                       const Vf* acc1, bool last, Vf b0, Vf b1) {
+  const float* res = last && a.residual ? a.residual + (y - a.y) : nullptr;
+  for (int j = 0; j < cnt; ++j) {
+    Vf v0 = acc0[j], v1 = acc1[j];
+    if (last) {
+      v0 = act_apply_t<K>(v0 + b0);
+      v1 = act_apply_t<K>(v1 + b1);
+      if (res) {
+        v0 = v0 + load_n(res + j * a.cout, n0);
+        if (n1 > 0) v1 = v1 + load_n(res + j * a.cout + kLanes, n1);
+      }
+    }
+    float* o = y + j * a.cout;
+    if (n0 == kLanes)
+      store(o, v0);
+    else
+      store_n(o, v0, n0);
+    if (n1 == kLanes)
+      store(o + kLanes, v1);
+    else if (n1 > 0)
+      store_n(o + kLanes, v1, n1);
+  }
+}
+
 // The tile's output channels of panel `pnl`, input channels [c0, c1): starts
 // from zero (first block) or the partial sums in y, and applies the epilogue
 // after the last block.
@@ -150,31 +178,23 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
       }
     }
   }
+  if (!last) return store_tile<Act::none>(a, y, cnt, n0, n1, acc0, acc1, false, zero(), zero());
   Vf b0 = zero(), b1 = zero();
-  if (last && a.bias) {
+  if (a.bias) {
     b0 = load_n(a.bias + oc0, n0);
     if (n1 > 0) b1 = load_n(a.bias + oc0 + kLanes, n1);
   }
-  const float* res = a.residual ? a.residual + (y - a.y) : nullptr;
-  for (int j = 0; j < cnt; ++j) {
-    Vf v0 = acc0[j], v1 = acc1[j];
-    if (last) {
-      v0 = act_vec(v0 + b0, a.act);
-      v1 = act_vec(v1 + b1, a.act);
-      if (res) {
-        v0 = v0 + load_n(res + j * a.cout, n0);
-        if (n1 > 0) v1 = v1 + load_n(res + j * a.cout + kLanes, n1);
-      }
-    }
-    float* o = y + j * a.cout;
-    if (n0 == kLanes)
-      store(o, v0);
-    else
-      store_n(o, v0, n0);
-    if (n1 == kLanes)
-      store(o + kLanes, v1);
-    else if (n1 > 0)
-      store_n(o + kLanes, v1, n1);
+  switch (a.act) {
+    case Act::relu:
+      return store_tile<Act::relu>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    case Act::gelu_erf:
+      return store_tile<Act::gelu_erf>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    case Act::gelu_tanh:
+      return store_tile<Act::gelu_tanh>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    case Act::silu:
+      return store_tile<Act::silu>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    default:
+      return store_tile<Act::none>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
   }
 }
 
