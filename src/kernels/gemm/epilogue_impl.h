@@ -71,22 +71,11 @@ inline void store_at(const OutView& out, int64_t o, Vf v, int n) {
   }
 }
 
-// The epilogue of a rows x cols f32 tile `c` (leading dim ldc) whose
-// top-left element is output (i0, j0), for activation K (chosen once per
-// tile by epilogue_tile: a per-vector switch kept the activation's constants
-// out of registers and cost 4-5x the activation itself, AVX2 silu over a
-// 1024 x 640 tile).
-// Column groups outer: a bias row (the common `add`) is loaded once per
-// group, not once per element row. A group is one cache line of the output
-// (two vectors of 16-bit output on AVX-512, four on AVX2), written whole
-// before the next row: a streamed line left half-written while the other
-// rows go out occupies a write-combining buffer and is flushed in parts
-// (bf16 2048^3 with one-vector groups: 0.85x f32; docs/gemm.md).
 // The common fused case (f32 output, at most a contiguous f32 bias row, no
-// scaling or residual): row by row, whole vectors, nothing decided per vector.
-// The general loop below spends about 60 instructions a vector on its checks
-// and view loads: AVX2 conv 320->640 1x1 + bias + SiLU took 1.10-1.20x the
-// bare convolution with it.
+// scaling or residual): row by row, whole vectors, nothing decided per
+// vector. The general loop below spends about 60 instructions a vector on
+// its checks and view loads: AVX2 conv 320->640 1x1 + bias + SiLU took
+// 1.10-1.12x the bare convolution with it, 1.04-1.06x with this.
 template <act::Kind K, bool kBias>
 void epilogue_rows_f32(const Epilogue& ep, const float* c, int64_t ldc, int rows, int cols,
                        int64_t i0, int64_t j0, const OutView& out) {
@@ -109,6 +98,14 @@ void epilogue_rows_f32(const Epilogue& ep, const float* c, int64_t ldc, int rows
   }
 }
 
+// The epilogue of a rows x cols f32 tile `c` (leading dim ldc) whose
+// top-left element is output (i0, j0), for activation K.
+// Column groups outer: a bias row (the common `add`) is loaded once per
+// group, not once per element row. A group is one cache line of the output
+// (two vectors of 16-bit output on AVX-512, four on AVX2), written whole
+// before the next row: a streamed line left half-written while the other
+// rows go out occupies a write-combining buffer and is flushed in parts
+// (bf16 2048^3 with one-vector groups: 0.85x f32; docs/gemm.md).
 template <act::Kind K>
 void epilogue_tile_k(const Epilogue& ep, const float* c, int64_t ldc, int rows, int cols,
                      int64_t i0, int64_t j0, const OutView& out, bool trivial) {
@@ -156,18 +153,9 @@ inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int r
   if (trivial && out.t == DType::f32 &&
       static_cast<const void*>(c) == static_cast<float*>(out.p) + i0 * out.ld + j0)
     return;
-  switch (ep.act) {
-    case Act::relu:
-      return epilogue_tile_k<Act::relu>(ep, c, ldc, rows, cols, i0, j0, out, trivial);
-    case Act::gelu_erf:
-      return epilogue_tile_k<Act::gelu_erf>(ep, c, ldc, rows, cols, i0, j0, out, trivial);
-    case Act::gelu_tanh:
-      return epilogue_tile_k<Act::gelu_tanh>(ep, c, ldc, rows, cols, i0, j0, out, trivial);
-    case Act::silu:
-      return epilogue_tile_k<Act::silu>(ep, c, ldc, rows, cols, i0, j0, out, trivial);
-    default:
-      return epilogue_tile_k<Act::none>(ep, c, ldc, rows, cols, i0, j0, out, trivial);
-  }
+  with_act(ep.act, [&](auto kind) {
+    epilogue_tile_k<decltype(kind)::value>(ep, c, ldc, rows, cols, i0, j0, out, trivial);
+  });
 }
 
 // The gated epilogue of one gate/value-paired panel tile (see gemm::Epilogue):

@@ -184,18 +184,9 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
     b0 = load_n(a.bias + oc0, n0);
     if (n1 > 0) b1 = load_n(a.bias + oc0 + kLanes, n1);
   }
-  switch (a.act) {
-    case Act::relu:
-      return store_tile<Act::relu>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
-    case Act::gelu_erf:
-      return store_tile<Act::gelu_erf>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
-    case Act::gelu_tanh:
-      return store_tile<Act::gelu_tanh>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
-    case Act::silu:
-      return store_tile<Act::silu>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
-    default:
-      return store_tile<Act::none>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
-  }
+  with_act(a.act, [&](auto kind) {
+    store_tile<decltype(kind)::value>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+  });
 }
 
 // Tasks: (image, group, run of channel panels, run of kTilesPerTask pixel
