@@ -326,6 +326,17 @@ std::vector<CheckCase> cases(int r, DType t) {
          false,
          true},
         {"empty batch [0,3,5,5]->4", 0, 3, 4, {5, 5}, {3, 3}, {}},
+        // Last, so the cases above keep their seeds. No padding and a wide
+        // row: whole tiles inside the input, where the direct kernel reads a
+        // kernel row as one run only when one group spans a pixel's channels.
+        {"3x3 groups 2 no pad NHWC [1,7,40,8]->6 bias",
+         1,
+         8,
+         6,
+         {7, 40},
+         {3, 3},
+         {{"group", int64_t{2}}, {"layout", std::string("NHWC")}},
+         true},
     };
   } else if (r == 1) {
     cs = {

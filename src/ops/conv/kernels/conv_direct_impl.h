@@ -15,6 +15,7 @@ inline constexpr int64_t kPanelBytes = 512 << 10;  // weights of one channel blo
 inline constexpr int64_t kTilesPerTask = 8;
 inline constexpr int64_t kSmallWeights = 128 << 10;  // a task takes all panels below this
 inline constexpr int64_t kPfAhead = 8;               // weight rows prefetched ahead (from L2)
+inline constexpr int64_t kRunFloats = 2048;          // TileGeo::runs
 
 // One register tile: output pixels [m0, m0 + cnt) (flattened over od, oh,
 // ow) of image n and group g, and the input row each pixel reads for every
@@ -30,6 +31,9 @@ struct TileGeo {
   bool table = false;     // tab holds every tap (taps <= kDirectMaxTaps)
   bool row_runs = false;  // one contiguous run per kernel row (see accumulate)
   const float* tab[conv::kDirectMaxTaps][kTm];
+  // Runs of the pixels whose window crosses the W padding, zeros in place
+  // of the missing columns (row_runs with few channels: the UNet's stem).
+  float runs[kRunFloats];
 };
 
 // The rows of the tile's pixels for the tap at offsets (kd, kh, kw)
@@ -68,7 +72,12 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
     }
   }
   tg.table = w.taps() <= conv::kDirectMaxTaps;
-  tg.row_runs = tg.table && w_inside && a.sub == a.cin_g && w.d[2] == 1;
+  const int64_t run = w.k[2] * a.cin_g, rows = w.taps() / w.k[2];
+  const bool pad_runs = !w_inside && kTm * rows * run <= kRunFloats;
+  // A run is k2 * cin_g contiguous inputs only when one group spans all the
+  // channels of a pixel.
+  tg.row_runs =
+      tg.table && (w_inside || pad_runs) && a.sub == a.cin_g && a.cin == a.cin_g && w.d[2] == 1;
   if (!tg.table) return;
   for (int64_t kd = 0, t = 0; kd < w.k[0]; ++kd)
     for (int64_t kh = 0; kh < w.k[1]; ++kh)
@@ -81,6 +90,32 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
           tap_ptrs(a, tg, kd * w.d[0], kh * w.d[1], kw * w.d[2], tg.tab[t]);
         }
       }
+  if (!tg.row_runs || w_inside) return;
+  // Pixels whose window leaves the input along W: each kernel row's run
+  // copied with zeros for the missing columns (rows in the H/D padding keep
+  // the zero row).
+  float* buf = tg.runs;
+  for (int j = 0; j < tg.cnt; ++j) {
+    if (tg.i2[j] >= 0 && tg.i2[j] + w.k[2] <= w.in[2]) continue;
+    for (int64_t r = 0; r < rows; ++r, buf += run) {
+      const int64_t kd = r / w.k[1] * w.d[0], kh = r % w.k[1] * w.d[1];
+      const float*& p = tg.tab[r * w.k[2]][j];
+      if (tg.i0[j] + kd < 0 || tg.i0[j] + kd >= w.in[0] || tg.i1[j] + kh < 0 ||
+          tg.i1[j] + kh >= w.in[1])
+        continue;  // the kernel row is in the H/D padding: the zero row
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        const int64_t col = tg.i2[j] + kw;
+        float* dst = buf + kw * a.cin_g;
+        if (col < 0 || col >= w.in[2]) {
+          std::fill(dst, dst + a.cin_g, 0.0f);
+        } else {
+          const float* src = a.x + (tg.org[j] + ((kd * w.in[1] + kh) * w.in[2] + kw) * a.cin);
+          std::copy(src, src + a.cin_g, dst);
+        }
+      }
+      p = buf;
+    }
+  }
 }
 
 // The tile's cnt pixels x (n0 + n1) channels to y; after the last input
