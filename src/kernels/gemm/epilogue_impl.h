@@ -44,8 +44,6 @@ inline Vf view_load(const MatView& v, int64_t i, int64_t j, int n) {
 
 #include "kernels/act/act_vec.inc"
 
-inline Vf activate(Vf x, Act act) { return act_apply(x, act); }
-
 // A whole aligned vector of a streamed output goes out non-temporally.
 template <class T>
 inline void store_out(T* p, Vf v, int n, bool streamed) {
@@ -161,8 +159,10 @@ inline void epilogue_tile(const Epilogue& ep, const float* c, int64_t ldc, int r
 // The gated epilogue of one gate/value-paired panel tile (see gemm::Epilogue):
 // c holds `rows` x nr accumulators, gate columns [0, nr/2), value columns
 // [nr/2, nr); the output columns are jo .. jo + min(nr/2, H - jo).
-inline void epilogue_gated(const Epilogue& ep, const float* c, int64_t ldc, int rows, int nr,
-                           int64_t i0, int64_t jo, int64_t H, const OutView& out) {
+// Activation K chosen once per tile by epilogue_gated.
+template <act::Kind K>
+void epilogue_gated_k(const Epilogue& ep, const float* c, int64_t ldc, int rows, int nr, int64_t i0,
+                      int64_t jo, int64_t H, const OutView& out) {
   const int half = nr / 2;
   const int cols = static_cast<int>(H - jo < half ? H - jo : half);
   for (int r = 0; r < rows; ++r) {
@@ -180,12 +180,19 @@ inline void epilogue_gated(const Epilogue& ep, const float* c, int64_t ldc, int 
         g = fma(set1(ep.beta), view_load(ep.add, i, jo + j, n), g);
         v = fma(set1(ep.beta), view_load(ep.add, i, H + jo + j, n), v);
       }
-      Vf y = activate(g, ep.act) * v;
+      Vf y = act_apply_t<K>(g) * v;
       if (ep.out_scale != 1.0f) y = y * set1(ep.out_scale);
       if (ep.residual.p) y = y + view_load(ep.residual, i, jo + j, n);
       store_at(out, i * out.ld + jo + j, y, n);
     }
   }
+}
+
+inline void epilogue_gated(const Epilogue& ep, const float* c, int64_t ldc, int rows, int nr,
+                           int64_t i0, int64_t jo, int64_t H, const OutView& out) {
+  with_act(ep.act, [&](auto kind) {
+    epilogue_gated_k<decltype(kind)::value>(ep, c, ldc, rows, nr, i0, jo, H, out);
+  });
 }
 
 // The epilogue of the tile of packed panel columns [jp, jp + ncols): plain or
