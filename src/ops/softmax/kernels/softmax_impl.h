@@ -47,13 +47,16 @@ inline constexpr int64_t kScratch = 4096;
 //   E  e = exp(x - max) and their sum (x now in L1),
 //   W  y = e * (1 / sum) (or x - max - log(sum) for log_softmax).
 // Each stage walks pairs of vectors, then single vectors, then a masked tail.
+// A pair adds one operation to its stage's running maximum or sum (the second
+// accumulator serves the tail only): with three stages in one loop, AVX2's 16
+// registers do not hold two accumulators per stage, and a spilled one put a
+// store-to-load round trip on the loop's critical path.
 // The exps and their sum carry the factor kPow2RawScale (vexp_nonpos_scaled),
 // which cancels in e / sum (and is taken out of the sum for log_softmax).
 
 template <class T>
-inline void max_pair(const T* x, int64_t i, Vf& m0, Vf& m1) {
-  m0 = max(m0, load(x + i));
-  m1 = max(m1, load(x + i + kLanes));
+inline void max_pair(const T* x, int64_t i, Vf& m0, Vf&) {
+  m0 = max(m0, max(load(x + i), load(x + i + kLanes)));
 }
 template <class T>
 inline float max_finish(const T* x, int64_t i, int64_t n, Vf m0, Vf m1) {
@@ -67,11 +70,10 @@ inline float max_finish(const T* x, int64_t i, int64_t n, Vf m0, Vf m1) {
 
 // E with the exps kept in `e` (e == nullptr: sum only).
 template <class T>
-inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0, Vf& s1) {
+inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0, Vf&) {
   const Vf e0 = vexp_nonpos_scaled(load(x + i) - vm),
            e1 = vexp_nonpos_scaled(load(x + i + kLanes) - vm);
-  s0 = s0 + e0;
-  s1 = s1 + e1;
+  s0 = s0 + (e0 + e1);
   if (e) {
     store(e + i, e0);
     store(e + i + kLanes, e1);
