@@ -109,7 +109,7 @@ void tile(int rows, int64_t K, const bf16* a, int64_t lda, const bf16* w, int64_
 template <int G, int R>
 void run(int rows, int64_t N, int64_t K, const bf16* a, int64_t lda, const bf16* w, int64_t ldw,
          const gemm::OutView& out, const gemm::Epilogue& ep) {
-  detail::unp::run_chunks(rows, N, kDotTile, out, ep,
+  detail::unp::run_chunks(rows, N, kDotTile, kDotTile, out, ep,
                           [&](int64_t j, int ncols, float* c, int64_t ldc) {
                             tile<G, R>(rows, K, a, lda, w + j * ldw, ldw, ncols, c, ldc);
                           });
@@ -232,12 +232,12 @@ void rm_chunk(int rows, int64_t K, int64_t sub, const bf16* a, int64_t lda, cons
 template <int G, int NV>
 void run_rm(int rows, int64_t N, int64_t K, const bf16* a, int64_t lda, const bf16* b, int64_t ldb,
             const gemm::OutView& out, const gemm::Epilogue& ep) {
-  const int64_t W = detail::unp::rm_width(rows, ep.gated ? N / 2 : N, NV * 32);
-  const int64_t sub = std::clamp<int64_t>(detail::unp::kRmSubBytes / (W * 2), 2, 64) / 2 * 2;
-  detail::unp::run_chunks(rows, N, W, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
-    alignas(64) float part[detail::unp::kRmAccFloats];
-    rm_chunk<G, NV>(rows, K, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
-  });
+  detail::unp::run_chunks(rows, N, NV * 32, detail::unp::rm_cap(rows), out, ep,
+                          [&](int64_t j, int ncols, float* c, int64_t ldc) {
+                            alignas(64) float part[detail::unp::kRmAccFloats];
+                            const int64_t sub = detail::unp::rm_sub(ncols, 2) / 2 * 2;
+                            rm_chunk<G, NV>(rows, K, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
+                          });
 }
 
 void run_entry(const gemm::Params&, int64_t M, int64_t N, int64_t K, const bf16* a, int64_t lda,

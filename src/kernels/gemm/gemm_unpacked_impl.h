@@ -214,24 +214,48 @@ void dot_tile(int rows, int64_t K, const float* a, int64_t lda, const TB* w, int
 }
 
 // ---- the drivers: output chunks over the threads, the epilogue per chunk ---------
+// Output chunks are whole nr-column tiles, at most cap columns: the same
+// number per thread (parallel_for splits them statically, in order) and as
+// few as fit, one per thread where one fits (each streams one contiguous
+// span of every B row; two chunks per thread measured slower). Chunk t holds
+// tiles [t tiles / n, (t + 1) tiles / n), so the threads' column ranges
+// differ by at most a tile. (Chunks of one width, as before, left the last
+// thread the remainder: at M = 8 on AVX-512, N = 4096 went 960, 960 | 960,
+// 960, 256.) Widths never change a column's arithmetic.
+struct ChunkPlan {
+  int64_t tiles, n, w;  // w: the widest chunk
+};
+inline ChunkPlan chunk_plan(int64_t H, int64_t nr, int64_t cap) {
+  const int64_t tiles = gemm::ceil_div(H, nr), T = num_threads();
+  const int64_t per = gemm::ceil_div(gemm::ceil_div(tiles, T), std::max<int64_t>(cap / nr, 1));
+  const int64_t n = std::max<int64_t>(1, std::min(tiles, T * per));
+  return {tiles, n, gemm::ceil_div(tiles, n) * nr};
+}
+// Columns per chunk for `rows` rows of partial sums in kRmAccFloats.
+inline int64_t rm_cap(int rows) { return kRmAccFloats / rows; }
+
 // chunk(b_col, ncols, c, ldc) computes C's columns [b_col, b_col + ncols) of
 // A·B into c. Gated: the gate chunk and the value chunk side by side (the
-// packed gated panel's layout), then the gated epilogue. rows x W <=
-// kRmAccFloats (c holds twice that).
+// packed gated panel's layout: the value chunk at the gate's width rounded up
+// to nr), then the gated epilogue. rows x the widest chunk <= kRmAccFloats
+// (c holds twice that).
 template <class ChunkFn>
-void run_chunks(int rows, int64_t N, int64_t W, const OutView& out, const Epilogue& ep,
-                ChunkFn&& chunk) {
+void run_chunks(int rows, int64_t N, int64_t nr, int64_t cap, const OutView& out,
+                const Epilogue& ep, ChunkFn&& chunk) {
   const int64_t H = ep.gated ? N / 2 : N;
-  parallel_for(gemm::ceil_div(H, W), 1, [&](int64_t t0, int64_t t1) {
+  const ChunkPlan plan = chunk_plan(H, nr, cap);
+  const int64_t W = plan.w;
+  parallel_for(plan.n, 1, [&](int64_t t0, int64_t t1) {
     const StreamFence fence{out.stream};
     alignas(64) float c[2 * kRmAccFloats];
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t j = t * W;
-      const int ncols = static_cast<int>(std::min<int64_t>(W, H - j));
+      const int64_t j = t * plan.tiles / plan.n * nr;
+      const int ncols = static_cast<int>(std::min(H, (t + 1) * plan.tiles / plan.n * nr) - j);
       if (ep.gated) {
+        const int64_t wc = gemm::ceil_div(ncols, nr) * nr;
         chunk(j, ncols, c, 2 * W);
-        chunk(H + j, ncols, c + W, 2 * W);
-        epilogue_gated(ep, c, 2 * W, rows, static_cast<int>(2 * W), 0, j, H, out);
+        chunk(H + j, ncols, c + wc, 2 * W);
+        epilogue_gated(ep, c, 2 * W, rows, static_cast<int>(2 * wc), 0, j, H, out);
       } else {
         chunk(j, ncols, c, W);
         epilogue_tile(ep, c, W, rows, ncols, 0, j, out);
@@ -240,14 +264,9 @@ void run_chunks(int rows, int64_t N, int64_t W, const OutView& out, const Epilog
   });
 }
 
-// Chunk width: one chunk per thread (each streams one contiguous span of
-// every B row; two chunks per thread measured slower), capped so that the
-// partial sums fit kRmAccFloats. The width never changes a column's
-// arithmetic.
-inline int64_t rm_width(int rows, int64_t H, int nr) {
-  const int64_t cap = std::max<int64_t>(kRmAccFloats / rows / nr, 1) * nr;
-  const int64_t even = gemm::ceil_div(gemm::ceil_div(H, num_threads()), nr) * nr;
-  return std::clamp<int64_t>(even, nr, cap);
+// Rows of B per sub-block: about kRmSubBytes of the chunk's columns.
+inline int64_t rm_sub(int64_t ncols, int64_t elem_bytes) {
+  return std::clamp<int64_t>(kRmSubBytes / (ncols * elem_bytes), 2, 64);
 }
 
 template <int G, int NV, class TB>
@@ -255,11 +274,9 @@ void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int
             const TB* b, int64_t ldb, const OutView& out, const Epilogue& ep) {
   constexpr int NR = NV * kLanes;
   const int64_t kc = gemm::even_kc(p.kc, K, 1);
-  const int64_t W = rm_width(rows, ep.gated ? N / 2 : N, NR);
-  const int64_t sub =
-      std::clamp<int64_t>(kRmSubBytes / (W * static_cast<int64_t>(sizeof(TB))), 2, 64);
-  run_chunks(rows, N, W, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
+  run_chunks(rows, N, NR, rm_cap(rows), out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
     alignas(64) float part[kRmAccFloats];
+    const int64_t sub = rm_sub(ncols, static_cast<int64_t>(sizeof(TB)));
     rm_chunk<G, NV>(rows, K, kc, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
   });
 }
@@ -267,9 +284,10 @@ void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int
 template <int G, int R, class TB>
 void run_dot(int rows, int64_t N, int64_t K, const float* a, int64_t lda, const TB* w, int64_t ldw,
              const OutView& out, const Epilogue& ep) {
-  run_chunks(rows, N, kDotTile, out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
-    dot_tile<G, R>(rows, K, a, lda, w + j * ldw, ldw, ncols, c, ldc);
-  });
+  run_chunks(rows, N, kDotTile, kDotTile, out, ep,
+             [&](int64_t j, int ncols, float* c, int64_t ldc) {
+               dot_tile<G, R>(rows, K, a, lda, w + j * ldw, ldw, ncols, c, ldc);
+             });
 }
 
 template <class TB>
