@@ -124,9 +124,15 @@ __attribute__((always_inline)) inline void load_b_row(const TB* p, Vf (&bv)[NV])
 // form) kernels use the same hint.
 inline constexpr int kPfLocality = 2;
 inline constexpr int64_t kPfBytes = 4096;
+// The weight stream's prefetch in the decode kernels (ukr, ukr_eb): at step
+// k the lines of [pf + k pf_bytes, pf + (k + 1) pf_bytes) (decode_prefetch).
+__attribute__((always_inline)) inline void prefetch_step(const char* pf, int pf_bytes, int64_t k) {
+  const char* p = pf + k * pf_bytes;
+  for (int o = 0; o < pf_bytes; o += 64) __builtin_prefetch(p + o, 0, kPfLocality);
+}
 template <int MR, int NV, class TB>
 void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb, float* c,
-         int64_t ldc, int ncols, bool accumulate) {
+         int64_t ldc, int ncols, bool accumulate, const char* pf, int pf_bytes) {
   Vf acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -135,14 +141,7 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
   for (int64_t k = 0; k < kc; ++k) {
     Vf bv[NV];
     load_b_row(b + k * ldb, bv);
-    // The weight stream (decode): prefetch kPfBytes ahead, every line of the row.
-    {
-      constexpr int64_t pf_rows = kPfBytes / (NV * kLanes * static_cast<int64_t>(sizeof(TB)));
-      const char* pf = reinterpret_cast<const char*>(b + (k + pf_rows) * ldb);
-#pragma GCC unroll 8
-      for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
-        __builtin_prefetch(pf + o, 0, kPfLocality);
-    }
+    prefetch_step(pf, pf_bytes, k);
     const float* ak = a + k * a_cs;
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
@@ -198,7 +197,7 @@ constexpr auto ukr_p_table(std::integer_sequence<int, Ms...>) {
 
 template <class TB>
 using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64_t, float*, int64_t,
-                       int, bool);
+                       int, bool, const char*, int);
 
 #if defined(__AVX512F__)
 // The AVX-512 decode kernel: ukr with each A element folded into its FMAs as
@@ -214,7 +213,7 @@ using UkrFn = void (*)(int64_t, const float*, int64_t, int64_t, const TB*, int64
 inline constexpr int kPfRowsEb = 64;
 template <int MR, int NV, class TB>
 void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, int64_t ldb,
-            float* c, int64_t ldc, int ncols, bool accumulate) {
+            float* c, int64_t ldc, int ncols, bool accumulate, const char* pf, int pf_bytes) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -223,12 +222,7 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
   for (int64_t k = 0; k < kc; ++k) {
     Vf bv[NV];
     load_b_row(b + k * ldb, bv);
-    {
-      const char* pf = reinterpret_cast<const char*>(b + (k + kPfRowsEb) * ldb);
-#pragma GCC unroll 8
-      for (int o = 0; o < static_cast<int>(NV * kLanes * sizeof(TB)); o += 64)
-        __builtin_prefetch(pf + o, 0, kPfLocality);
-    }
+    prefetch_step(pf, pf_bytes, k);
     const float* ak = a + k * a_cs;
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
@@ -241,6 +235,16 @@ void ukr_eb(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b,
   store_acc(acc, c, ldc, ncols, accumulate);
 }
 #endif
+
+// Rows of a panel that the decode kernels prefetch ahead of their loads.
+template <int NV, class TB>
+constexpr int64_t decode_pf_rows() {
+#if defined(__AVX512F__)
+  return kPfRowsEb;
+#else
+  return kPfBytes / (NV * kLanes * static_cast<int64_t>(sizeof(TB)));
+#endif
+}
 
 // The strided-A (decode) kernels, rows 1..MR.
 template <int MR, int NV, class TB>
@@ -483,14 +487,37 @@ inline bool use_split_k(int64_t npan, int64_t nkb, int64_t threads) {
 }
 // The decode path's row groups: rows split into ceil(rows / MR) groups of
 // near-equal size, f(first row, rows of the group) for each.
+// f(first row, rows of the group, group index, groups) for each.
 template <int MR, class F>
 __attribute__((always_inline)) inline void for_row_groups(int rows, F&& f) {
   const int g = (rows + MR - 1) / MR, base = rows / g, extra = rows % g;
   for (int i = 0, r0 = 0; i < g; ++i) {
     const int rn = base + (i < extra ? 1 : 0);
-    f(r0, rn);
+    f(r0, rn, i, g);
     r0 += rn;
   }
+}
+
+// What a decode kernel call prefetches (ukr's pf, pf_bytes) for row group
+// gi of g on the K-block of kl rows at `blk` (rows of row_bytes; packed
+// panels are contiguous, so past a panel's last block lies the next panel's
+// first). One group: decode_pf_rows ahead, a row per step. Several: the
+// first group's pass streams the block from memory and the others read it
+// from L1, so a prefetch ahead of the loads leaves memory idle during those
+// passes (at M = 8 on AVX2, two groups of 4 rows, the packed time was about
+// the FMA time plus the read time). Instead each group prefetches 1/g of the
+// next block, spread over its pass: the stream runs at one rate throughout,
+// a block ahead.
+inline void decode_prefetch(const char* blk, int64_t kl, int64_t row_bytes, int64_t ahead_rows,
+                            int gi, int g, const char** pf, int* pf_bytes) {
+  if (g == 1) {
+    *pf = blk + ahead_rows * row_bytes;
+    *pf_bytes = static_cast<int>(row_bytes);
+    return;
+  }
+  const int64_t share = (kl * row_bytes + g - 1) / g;  // bytes of the next block per group
+  *pf = blk + kl * row_bytes + gi * share;
+  *pf_bytes = static_cast<int>((share + kl - 1) / kl);
 }
 // part(pnl, k0, kl, dst): dst[rows x nr] (ld nr) = the block's accumulators.
 template <class PartFn>
@@ -591,6 +618,8 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   using U = PackedUkr<MR, NV, TB>;
   constexpr int NR = U::NR;
   static constexpr auto table = ukr_table<NV, TB>(std::make_integer_sequence<int, MR>());
+  constexpr int64_t kRowBytes = NR * static_cast<int64_t>(sizeof(TB));
+  constexpr int64_t kPfRows = decode_pf_rows<NV, TB>();
   if (M <= 0 || N <= 0) return;
   const Scratch sc(ws, p, M, N, K, out, ep.gated);
   // Gated: the grid runs over the packed (gate/value-paired) columns.
@@ -621,10 +650,14 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
     const int rows = static_cast<int>(M);
     return run_split_k(sc, rows, N, K, kc, NR, ep, Nfull, out,
                        [&](int64_t pnl, int64_t k0, int64_t kl, float* dst) {
-                         for_row_groups<MR>(rows, [&](int r0, int rn) {
-                           table[rn - 1](kl, ap + r0 * lda + k0, lda, 1,
-                                         pb + pnl * K * NR + k0 * NR, NR, dst + r0 * NR, NR, NR,
-                                         false);
+                         const TB* blk = pb + pnl * K * NR + k0 * NR;
+                         for_row_groups<MR>(rows, [&](int r0, int rn, int gi, int g) {
+                           const char* pf;
+                           int pfb;
+                           decode_prefetch(reinterpret_cast<const char*>(blk), kl, kRowBytes,
+                                           kPfRows, gi, g, &pf, &pfb);
+                           table[rn - 1](kl, ap + r0 * lda + k0, lda, 1, blk, NR, dst + r0 * NR, NR,
+                                         NR, false, pf, pfb);
                          });
                        });
   }
@@ -643,10 +676,14 @@ void run_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
                 const TB* bp = pb + (jp / NR) * K * NR;
                 float* ct = c + (jp - n0);
                 for (int64_t k0 = 0; k0 < K; k0 += kc)
-                  for_row_groups<MR>(rows, [&](int r0, int rn) {
+                  for_row_groups<MR>(rows, [&](int r0, int rn, int gi, int g) {
                     const int64_t kl = std::min(kc, K - k0);
+                    const char* pf;
+                    int pfb;
+                    decode_prefetch(reinterpret_cast<const char*>(bp + k0 * NR), kl, kRowBytes,
+                                    kPfRows, gi, g, &pf, &pfb);
                     table[rn - 1](kl, ap + (m0 + r0) * lda + k0, lda, 1, bp + k0 * NR, NR,
-                                  ct + r0 * ldc, ldc, ncols, k0 > 0);
+                                  ct + r0 * ldc, ldc, ncols, k0 > 0, pf, pfb);
                   });
                 finish_tile(ep, ct, ldc, rows, ncols, m0, jp, NR, Nfull, out);
               }
