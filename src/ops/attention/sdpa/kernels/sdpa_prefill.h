@@ -8,6 +8,33 @@
 
 namespace sdpa_impl {
 
+#ifdef SDPA_TRANSPOSE
+// Q^T [D][mq] (qt[d * mq + r] = q(r)[d] * scale, as gather_col) for whole
+// blocks of kLanes rows: kLanes x kLanes tiles transposed in registers (a
+// strided store per element cost about a tenth of SD cross-attention at
+// AVX2). Returns the rows done; q_off(r) is row r's offset in base.
+template <class T, class OffFn>
+inline int64_t transpose_q(const T* base, OffFn&& q_off, int64_t rows, int64_t D, float scale,
+                           float* qt, int64_t mq) {
+  const int64_t dv = D / kLanes * kLanes;
+  const Vf vs = set1(scale);
+  int64_t r = 0;
+  for (; r + kLanes <= rows; r += kLanes) {
+    const T* q[kLanes];
+    for (int c = 0; c < kLanes; ++c) q[c] = base + q_off(r + c);
+    for (int64_t d = 0; d < dv; d += kLanes) {
+      Vf x[kLanes];
+      for (int c = 0; c < kLanes; ++c) x[c] = load(q[c] + d) * vs;
+      transpose_lanes(x);
+      for (int c = 0; c < kLanes; ++c) store(qt + (d + c) * mq + r, x[c]);
+    }
+    for (int64_t d = dv; d < D; ++d)
+      for (int c = 0; c < kLanes; ++c) qt[d * mq + r + c] = to_f32(q[c][d]) * scale;
+  }
+  return r;
+}
+#endif
+
 // O^T[d][r] = alpha[r] * O^T[d][r] + sum_j V[j][d] * P^T[j][r] for RD dims x NV row vectors.
 template <int RD, int NV>
 inline void pv_tile(const float* vp, int64_t ldv, const float* st, int64_t mq, int64_t nk,
@@ -67,17 +94,34 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
   int64_t kend = std::min(kbeg + chunk, lk_b);
   if (p.causal) kend = std::min(kend, tk.i0 + tk.ni - 1 + off + 1);
 
+  auto q_off = [&](int64_t r) {
+    const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
+    return tk.b * p.qsb + h * p.qsh + i * p.qsl;
+  };
+  [[maybe_unused]] int64_t r_t = 0;  // rows [0, r_t) of Q^T filled by transpose_q
+#if defined(SDPA_TRANSPOSE) && !defined(SDPA_BF16DOT)
+  switch (p.dtype) {
+    case DType::bf16:
+      r_t = transpose_q(static_cast<const bf16*>(p.q), q_off, rows, D, p.scale, qt, mq);
+      break;
+    case DType::f16:
+      r_t = transpose_q(static_cast<const f16*>(p.q), q_off, rows, D, p.scale, qt, mq);
+      break;
+    default:
+      r_t = transpose_q(static_cast<const float*>(p.q), q_off, rows, D, p.scale, qt, mq);
+  }
+#endif
   for (int64_t r = 0; r < mq; ++r) {
     m[r] = kNegInf;
     l[r] = 0;
     if (r < rows) {
       const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
-      const int64_t qo = tk.b * p.qsb + h * p.qsh + i * p.qsl;
+      const int64_t qo = q_off(r);
 #ifdef SDPA_BF16DOT
       const uint16_t* qs = reinterpret_cast<const uint16_t*>(p.q) + qo;
       for (int64_t d = 0; d < D; ++d) qt16[((d >> 1) * mq + r) * 2 + (d & 1)] = qs[d];
 #else
-      gather_col(p.q, p.dtype, qo, qt + r, mq, D, p.scale);
+      if (r >= r_t) gather_col(p.q, p.dtype, qo, qt + r, mq, D, p.scale);
 #endif
       qpos[r] = static_cast<float>(i);
       boff[r] = tk.b * p.bias.sb + h * p.bias.sh + i * p.bias.si;
@@ -195,9 +239,45 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     }
     return;
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
-    const int64_t oo = tk.b * p.osb + h * p.osh + i * p.osl;
+  auto out_off = [&](int64_t r, int64_t* hq, int64_t* iq) {
+    *hq = tk.hkv * rp.G + tk.g0 + r / tk.ni;
+    *iq = tk.i0 + r % tk.ni;
+    return tk.b * p.osb + *hq * p.osh + *iq * p.osl;
+  };
+  int64_t r = 0;
+#ifdef SDPA_TRANSPOSE
+  // f32 output: kLanes rows x kLanes columns of O^T at a time, transposed in
+  // registers, so each row's columns go out as whole vectors (element by
+  // element, a strided read per column cost a tenth of SD cross-attention at
+  // AVX2). The same product o * (1 / l) per element as scatter_col.
+  if (p.dtype == DType::f32) {
+    const int64_t dv = D / kLanes * kLanes;
+    for (; r + kLanes <= rows; r += kLanes) {
+      bool zero_l = false;
+      for (int q = 0; q < kLanes; ++q) zero_l |= l[r + q] == 0;
+      if (zero_l) break;  // the rest row by row
+      float* orow[kLanes];
+      Vf inv[kLanes];
+      for (int q = 0; q < kLanes; ++q) {
+        int64_t hq, iq;
+        orow[q] = static_cast<float*>(p.out) + out_off(r + q, &hq, &iq);
+        inv[q] = set1(1.0f / l[r + q]);
+        if (p.lse) p.lse[(tk.b * p.Hq + hq) * p.Lq + iq] = lse_of(m[r + q], l[r + q]);
+      }
+      for (int64_t d = 0; d < dv; d += kLanes) {
+        Vf x[kLanes];
+        for (int c = 0; c < kLanes; ++c) x[c] = load(ot + (d + c) * mq + r);
+        transpose_lanes(x);
+        for (int q = 0; q < kLanes; ++q) store(orow[q] + d, x[q] * inv[q]);
+      }
+      for (int q = 0; q < kLanes; ++q)
+        for (int64_t d = dv; d < D; ++d) orow[q][d] = ot[d * mq + r + q] * (1.0f / l[r + q]);
+    }
+  }
+#endif
+  for (; r < rows; ++r) {
+    int64_t h, i;
+    const int64_t oo = out_off(r, &h, &i);
     if (l[r] == 0)
       put_zeros(p.out, p.dtype, oo, D);
     else
