@@ -13,6 +13,15 @@ using opsnn::sdpa::RowPlan;
 // Keys per register tile of the score kernel (rows of S^T); vectors of rows.
 inline constexpr int kRJ = kLanes == 8 ? 4 : 8;
 inline constexpr int kRD = kLanes == 8 ? 4 : 8;
+// Row vectors of the next QK / PV register tile, `left` row vectors to go:
+// on AVX2 3 where the rest splits into 3s and 2s (4 x 3 tiles use 12 of its
+// 16 registers, 4 x 2 left half of them idle; a lone 1-vector tile cost more
+// than 3 saved: LLaMA's 32-row tiles run 2 + 2, not 3 + 1), else 2, and 1
+// for a last single vector; on AVX-512 (8 x 2 tiles) 2 or 1.
+inline int tile_vectors(int64_t left) {
+  if (kLanes == 8 && (left == 3 || left >= 5)) return 3;
+  return left >= 2 ? 2 : 1;
+}
 inline constexpr float kNegInf = -__builtin_inff();
 
 // log-sum-exp of a row from its running max and sum: -inf when every key is

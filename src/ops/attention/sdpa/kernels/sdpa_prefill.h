@@ -218,10 +218,16 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     // O^T = alpha O^T + V^T P^T.
     int64_t d = 0;
     for (; d + kRD <= D; d += kRD) {
-      int64_t iv = 0;
-      for (; iv + 2 * kLanes <= mq; iv += 2 * kLanes)
-        pv_tile<kRD, 2>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
-      if (iv < mq) pv_tile<kRD, 1>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
+      for (int64_t iv = 0; iv < mq;) {
+        const int nv = tile_vectors((mq - iv) / kLanes);
+        if (nv == 3)
+          pv_tile<kRD, 3>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
+        else if (nv == 2)
+          pv_tile<kRD, 2>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
+        else
+          pv_tile<kRD, 1>(vb, ldv, st, mq, nk, ot, alpha, d, iv);
+        iv += nv * kLanes;
+      }
     }
     for (; d < D; ++d)
       for (int64_t iv = 0; iv < mq; iv += kLanes)

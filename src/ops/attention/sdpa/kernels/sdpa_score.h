@@ -29,9 +29,16 @@ inline void qk_tile(const float* kr, int64_t ldk, const float* qt, int64_t mq, i
 // Scores of kRJ keys (rows kr, stride ldk) against every row vector.
 inline void qk_rows(const float* kr, int64_t ldk, const float* qt, int64_t mq, int64_t D,
                     float* stj) {
-  int64_t iv = 0;
-  for (; iv + 2 * kLanes <= mq; iv += 2 * kLanes) qk_tile<2>(kr, ldk, qt, mq, D, stj, iv);
-  if (iv < mq) qk_tile<1>(kr, ldk, qt, mq, D, stj, iv);
+  for (int64_t iv = 0; iv < mq;) {
+    const int nv = tile_vectors((mq - iv) / kLanes);
+    if (nv == 3)
+      qk_tile<3>(kr, ldk, qt, mq, D, stj, iv);
+    else if (nv == 2)
+      qk_tile<2>(kr, ldk, qt, mq, D, stj, iv);
+    else
+      qk_tile<1>(kr, ldk, qt, mq, D, stj, iv);
+    iv += nv * kLanes;
+  }
 }
 
 #if defined(__AVX512F__)
