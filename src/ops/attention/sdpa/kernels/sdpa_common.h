@@ -14,12 +14,13 @@ using opsnn::sdpa::RowPlan;
 inline constexpr int kRJ = kLanes == 8 ? 4 : 8;
 inline constexpr int kRD = kLanes == 8 ? 4 : 8;
 // Row vectors of the next QK / PV register tile, `left` row vectors to go:
-// on AVX2 3 where the rest splits into 3s and 2s (4 x 3 tiles use 12 of its
-// 16 registers, 4 x 2 left half of them idle; a lone 1-vector tile cost more
-// than 3 saved: LLaMA's 32-row tiles run 2 + 2, not 3 + 1), else 2, and 1
-// for a last single vector; on AVX-512 (8 x 2 tiles) 2 or 1.
+// 3 where the rest splits into 3s and 2s, else 2, and 1 for a last single
+// vector. AVX2 4 x 3 tiles use 12 of its 16 registers (4 x 2 left half of
+// them idle); AVX-512 8 x 3 use 24 of 32, and GPT-2's 48-row tiles (three
+// vectors) ran as 2 + 1 before. A lone 1-vector tile costs more than the 3
+// saves: LLaMA's 32-row tiles run 2 + 2, not 3 + 1.
 inline int tile_vectors(int64_t left) {
-  if (kLanes == 8 && (left == 3 || left >= 5)) return 3;
+  if (kLanes > 1 && (left == 3 || left >= 5)) return 3;
   return left >= 2 ? 2 : 1;
 }
 inline constexpr float kNegInf = -__builtin_inff();
