@@ -486,8 +486,8 @@ inline bool use_split_k(int64_t npan, int64_t nkb, int64_t threads) {
   return threads > 1 && nkb >= 2 && npan < 4 * threads;
 }
 // The decode path's row groups: rows split into ceil(rows / MR) groups of
-// near-equal size, f(first row, rows of the group) for each.
-// f(first row, rows of the group, group index, groups) for each.
+// near-equal size, f(first row, rows of the group, group index, groups) for
+// each.
 template <int MR, class F>
 __attribute__((always_inline)) inline void for_row_groups(int rows, F&& f) {
   const int g = (rows + MR - 1) / MR, base = rows / g, extra = rows % g;

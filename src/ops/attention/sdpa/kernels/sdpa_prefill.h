@@ -11,8 +11,8 @@ namespace sdpa_impl {
 #ifdef SDPA_TRANSPOSE
 // Q^T [D][mq] (qt[d * mq + r] = q(r)[d] * scale, as gather_col) for whole
 // blocks of kLanes rows: kLanes x kLanes tiles transposed in registers (a
-// strided store per element cost about a tenth of SD cross-attention at
-// AVX2). Returns the rows done; q_off(r) is row r's offset in base.
+// strided store per element before: 10-15% of SD cross-attention's profile
+// at AVX2). Returns the rows done; q_off(r) is row r's offset in base.
 template <class T, class OffFn>
 inline int64_t transpose_q(const T* base, OffFn&& q_off, int64_t rows, int64_t D, float scale,
                            float* qt, int64_t mq) {
@@ -253,9 +253,9 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
   int64_t r = 0;
 #ifdef SDPA_TRANSPOSE
   // f32 output: kLanes rows x kLanes columns of O^T at a time, transposed in
-  // registers, so each row's columns go out as whole vectors (element by
-  // element, a strided read per column cost a tenth of SD cross-attention at
-  // AVX2). The same product o * (1 / l) per element as scatter_col.
+  // registers, so each row's columns go out as whole vectors (scatter_col
+  // reads O^T with a stride per element), as Q^T is built. The same product
+  // o * (1 / l) per element as scatter_col.
   if (p.dtype == DType::f32) {
     const int64_t dv = D / kLanes * kLanes;
     for (; r + kLanes <= rows; r += kLanes) {
