@@ -13,9 +13,11 @@ constexpr int kNR = kNRV * kLanes;
 
 #include "kernels/act/act_vec.inc"
 
-// Row m, columns [n0, n0 + nvalid) of a tile (c: kNR int32 sums).
-inline void epilogue_row(const qgemm::Args& a, const int32_t* c, const int32_t* corr, int64_t m,
-                         int64_t n0, int nvalid) {
+// Row m, columns [n0, n0 + nvalid) of a tile (c: kNR int32 sums), activation
+// K (epilogue_row picks it once per row).
+template <act::Kind K>
+void epilogue_row_k(const qgemm::Args& a, const int32_t* c, const int32_t* corr, int64_t m,
+                    int64_t n0, int nvalid) {
   const qgemm::Epilogue& ep = a.ep;
   for (int v = 0; v < kNRV; ++v) {
     const int off = v * kLanes;
@@ -32,7 +34,7 @@ inline void epilogue_row(const qgemm::Args& a, const int32_t* c, const int32_t* 
     Vf f = cvt_f32(acc) * set1(ep.a_scale[m * ep.a_scale_rs]);
     const Vf ws = ep.w_scale_cs ? load_n(ep.w_scale + col, n) : set1(ep.w_scale[0]);
     f = ep.bias ? fma(f, ws, load_n(ep.bias + col, n)) : f * ws;
-    f = act_apply(f, ep.act);
+    f = act_apply_t<K>(f);
     if (ep.out == qgemm::Out::f32) {
       store_n(static_cast<float*>(a.y) + yo, f, n);
     } else if (ep.out == qgemm::Out::bf16) {
@@ -47,6 +49,12 @@ inline void epilogue_row(const qgemm::Args& a, const int32_t* c, const int32_t* 
       store_bytes_n(static_cast<uint8_t*>(a.y) + yo, cvt_round(q), n);
     }
   }
+}
+
+inline void epilogue_row(const qgemm::Args& a, const int32_t* c, const int32_t* corr, int64_t m,
+                         int64_t n0, int nvalid) {
+  with_act(a.ep.act,
+           [&](auto kind) { epilogue_row_k<decltype(kind)::value>(a, c, corr, m, n0, nvalid); });
 }
 
 template <class T>

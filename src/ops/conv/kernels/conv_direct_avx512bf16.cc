@@ -21,7 +21,6 @@ using gemm::Act;
 
 // The shared activations (src/kernels/act), as in the GEMM epilogue.
 #include "kernels/act/act_vec.inc"
-inline Vf act_vec(Vf x, Act a) { return act_apply(x, a); }
 
 inline Vf load_any(const void* p, DType t, int64_t i, int n) {
   return t == DType::bf16 ? load_n(static_cast<const bf16*>(p) + i, n)
@@ -97,16 +96,19 @@ void tile(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, int64_t g, in
     if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
   }
   const int64_t obase = n * w.out_size();
-  for (int j = 0; j < cnt; ++j) {
-    const int64_t o = (obase + m0 + j) * a.cout + oc0;
-    Vf v0 = act_vec(Vf{acc0[j]} + b0, a.act), v1 = act_vec(Vf{acc1[j]} + b1, a.act);
-    if (a.residual) {
-      v0 = v0 + load_any(a.residual, a.res_t, o, n0);
-      if (n1 > 0) v1 = v1 + load_any(a.residual, a.res_t, o + 16, n1);
+  with_act(a.act, [&](auto kind) {  // the activation picked once per tile
+    for (int j = 0; j < cnt; ++j) {
+      const int64_t o = (obase + m0 + j) * a.cout + oc0;
+      Vf v0 = act_apply_t<decltype(kind)::value>(Vf{acc0[j]} + b0);
+      Vf v1 = act_apply_t<decltype(kind)::value>(Vf{acc1[j]} + b1);
+      if (a.residual) {
+        v0 = v0 + load_any(a.residual, a.res_t, o, n0);
+        if (n1 > 0) v1 = v1 + load_any(a.residual, a.res_t, o + 16, n1);
+      }
+      store_n(a.y + o, v0, n0);
+      if (n1 > 0) store_n(a.y + o + 16, v1, n1);
     }
-    store_n(a.y + o, v0, n0);
-    if (n1 > 0) store_n(a.y + o + 16, v1, n1);
-  }
+  });
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ inline constexpr int64_t kScratch = 4096;
 // which cancels in e / sum (and is taken out of the sum for log_softmax).
 
 template <class T>
-inline void max_pair(const T* x, int64_t i, Vf& m0, Vf&) {
+inline void max_pair(const T* x, int64_t i, Vf& m0) {
   m0 = max(m0, max(load(x + i), load(x + i + kLanes)));
 }
 template <class T>
@@ -70,7 +70,7 @@ inline float max_finish(const T* x, int64_t i, int64_t n, Vf m0, Vf m1) {
 
 // E with the exps kept in `e` (e == nullptr: sum only).
 template <class T>
-inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0, Vf&) {
+inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0) {
   const Vf e0 = vexp_nonpos_scaled(load(x + i) - vm),
            e1 = vexp_nonpos_scaled(load(x + i + kLanes) - vm);
   s0 = s0 + (e0 + e1);
@@ -118,13 +118,13 @@ template <bool NT, class T>
 void row(const T* x, T* y, int64_t n, bool log, const T* xn) {
   const int64_t n2 = pairs_end(n);
   Vf m0 = set1(kNegInf), m1 = m0;
-  for (int64_t i = 0; i < n2; i += 2 * kLanes) max_pair(x, i, m0, m1);
+  for (int64_t i = 0; i < n2; i += 2 * kLanes) max_pair(x, i, m0);
   const float mx = max_finish(x, n2, n, m0, m1);
   const Vf vm = set1(mx);
   Vf s0 = zero(), s1 = zero();
   for (int64_t i = 0; i < n2; i += 2 * kLanes) {
     if (xn && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(xn + i, 2 * kLanes * sizeof(T));
-    exp_pair(x, static_cast<float*>(nullptr), i, vm, s0, s1);
+    exp_pair(x, static_cast<float*>(nullptr), i, vm, s0);
   }
   const float sum = exp_finish(x, static_cast<float*>(nullptr), n2, n, vm, s0, s1);
   int64_t i = 0;
@@ -156,8 +156,8 @@ void pipe_step(int64_t n, const T* xm, float* mx, const T* xe, float* se, Vf vme
   const int64_t n2 = pairs_end(n);
   for (int64_t i = 0; i < n2; i += 2 * kLanes) {
     if (pf && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(pf + i, 2 * kLanes * sizeof(T));
-    if constexpr (M) max_pair(xm, i, m0, m1);
-    if constexpr (E) exp_pair(xe, se, i, vme, s0, s1);
+    if constexpr (M) max_pair(xm, i, m0);
+    if constexpr (E) exp_pair(xe, se, i, vme, s0);
     if constexpr (W) write_pair<NT>(sw, y, i, inv);
   }
   if constexpr (M) *mx = max_finish(xm, n2, n, m0, m1);

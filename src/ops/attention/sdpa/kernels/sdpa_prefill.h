@@ -94,8 +94,14 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
   int64_t kend = std::min(kbeg + chunk, lk_b);
   if (p.causal) kend = std::min(kend, tk.i0 + tk.ni - 1 + off + 1);
 
+  // Row r of the task: query head h, position i.
+  auto head_pos = [&](int64_t r, int64_t* h, int64_t* i) {
+    *h = tk.hkv * rp.G + tk.g0 + r / tk.ni;
+    *i = tk.i0 + r % tk.ni;
+  };
   auto q_off = [&](int64_t r) {
-    const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
+    int64_t h, i;
+    head_pos(r, &h, &i);
     return tk.b * p.qsb + h * p.qsh + i * p.qsl;
   };
   [[maybe_unused]] int64_t r_t = 0;  // rows [0, r_t) of Q^T filled by transpose_q
@@ -115,7 +121,8 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     m[r] = kNegInf;
     l[r] = 0;
     if (r < rows) {
-      const int64_t h = tk.hkv * rp.G + tk.g0 + r / tk.ni, i = tk.i0 + r % tk.ni;
+      int64_t h, i;
+      head_pos(r, &h, &i);
       const int64_t qo = q_off(r);
 #ifdef SDPA_BF16DOT
       const uint16_t* qs = reinterpret_cast<const uint16_t*>(p.q) + qo;
@@ -246,8 +253,7 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     return;
   }
   auto out_off = [&](int64_t r, int64_t* hq, int64_t* iq) {
-    *hq = tk.hkv * rp.G + tk.g0 + r / tk.ni;
-    *iq = tk.i0 + r % tk.ni;
+    head_pos(r, hq, iq);
     return tk.b * p.osb + *hq * p.osh + *iq * p.osl;
   };
   int64_t r = 0;
