@@ -16,6 +16,7 @@ struct CpuInfo {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512_bf16 = false, avx512_vnni = false, avx_vnni = false;
   size_t l1d_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 8 << 20;  // per core L1/L2
+  int l1d_ways = 8;
   int logical_cores = 1;
 
   Isa best_isa() const;  // what the hardware supports

@@ -77,6 +77,7 @@ CpuInfo detect() {
   }
   c.brand = brand;
   c.l1d_bytes = sysconf_or(_SC_LEVEL1_DCACHE_SIZE, c.l1d_bytes);
+  c.l1d_ways = static_cast<int>(sysconf_or(_SC_LEVEL1_DCACHE_ASSOC, 8));
   c.l2_bytes = sysconf_or(_SC_LEVEL2_CACHE_SIZE, c.l2_bytes);
   c.l3_bytes = sysconf_or(_SC_LEVEL3_CACHE_SIZE, c.l3_bytes);
   cpu_set_t set;

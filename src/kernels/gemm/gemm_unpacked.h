@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/gemm/gemm.h"
+#include "opsnn/cpu.h"
 
 namespace opsnn::gemm {
 

@@ -38,6 +38,41 @@ inline constexpr int kDotTile = 16 * kDotR;
 static_assert(kDotTile % kDotR1 == 0);
 
 // ---- row-major B (K x N, unit column stride) --------------------------------------
+// bf16 on the vector ISAs: one load and vpunpck{l,h}wd per two vectors
+// (load_bf16_pair), on the shuffle port, where the widen + shift of a plain
+// bf16 load puts the shift on an FMA port; the sums of such a pair are in
+// the unpack order, put back in column order when they reach c.
+template <class TB>
+inline constexpr bool kRmPairs = std::is_same_v<TB, bf16> ? kBf16PanelPairs : false;
+
+// One row of B into bv: vectors [0, P) in pairs (load_bf16_pair's order),
+// the rest plain. Edge: only the first ncols columns are read.
+template <int NV, int P, bool Edge, class TB>
+__attribute__((always_inline)) inline void rm_load_row(const TB* bk, int ncols, Vf (&bv)[NV]) {
+  if constexpr (P > 0) {
+#pragma GCC unroll 8
+    for (int v = 0; v < P; v += 2) {
+      const int n = Edge ? ncols - v * kLanes : 2 * kLanes;
+      if (n >= 2 * kLanes) {
+        load_bf16_pair(bk + v * kLanes, bv[v], bv[v + 1]);
+      } else {
+        alignas(64) bf16 buf[2 * kLanes] = {};
+        if (n > 0) std::memcpy(buf, bk + v * kLanes, sizeof(bf16) * static_cast<size_t>(n));
+        load_bf16_pair(buf, bv[v], bv[v + 1]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int v = P; v < NV; ++v) {
+    if constexpr (Edge) {
+      const int n = ncols - v * kLanes;
+      bv[v] = n >= kLanes ? load(bk + v * kLanes) : n > 0 ? load_n(bk + v * kLanes, n) : zero();
+    } else {
+      bv[v] = load(bk + v * kLanes);
+    }
+  }
+}
+
 // G rows x [0, ncols) (<= NV*kLanes) over kl rows of B: the packed decode
 // kernel's FMA sequence (acc = a*b + acc per k), continued across calls
 // through `part` (resume: start from part, else from 0). finish: 0 stores
@@ -45,10 +80,13 @@ static_assert(kDotTile % kDotR1 == 0);
 // c = acc (1) or c = c + acc (2): the same bits. Edge: masked B loads.
 // Prefetches the same columns `pf_rows` rows ahead (the next sub-block).
 template <int G, int NV, bool Edge, class TB>
-void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb, int ncols,
-              int64_t pf_rows, float* part, int64_t ldp, bool resume, float* c, int64_t ldc,
-              int finish) {
+__attribute__((always_inline)) inline void rm_block(int64_t kl, const float* a, int64_t lda,
+                                                    const TB* b, int64_t ldb, int ncols,
+                                                    int64_t pf_rows, float* part, int64_t ldp,
+                                                    bool resume, float* c, int64_t ldc,
+                                                    int finish) {
   constexpr int64_t kRowBytes = NV * kLanes * static_cast<int64_t>(sizeof(TB));
+  constexpr int kPaired = kRmPairs<TB> ? NV / 2 * 2 : 0;  // vectors loaded in pairs
   Vf acc[G][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < G; ++i)
@@ -57,15 +95,7 @@ void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb,
   for (int64_t k = 0; k < kl; ++k) {
     const TB* bk = b + k * ldb;
     Vf bv[NV];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) {
-      if constexpr (Edge) {
-        const int n = ncols - v * kLanes;
-        bv[v] = n >= kLanes ? load(bk + v * kLanes) : n > 0 ? load_n(bk + v * kLanes, n) : zero();
-      } else {
-        bv[v] = load(bk + v * kLanes);
-      }
-    }
+    rm_load_row<NV, kPaired, Edge>(bk, ncols, bv);
     {
       const char* pf = reinterpret_cast<const char*>(bk + pf_rows * ldb);
 #pragma GCC unroll 8
@@ -78,15 +108,20 @@ void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb,
       for (int v = 0; v < NV; ++v) acc[i][v] = fma(av, bv[v], acc[i][v]);
     }
   }
-  // Whole vectors of part (it is NV*kLanes wide); c only to ncols.
+  // Whole vectors of part (it is NV*kLanes wide, in the loads' order); c
+  // only to ncols, in column order.
 #pragma GCC unroll 16
-  for (int i = 0; i < G; ++i)
+  for (int i = 0; i < G; ++i) {
+    if (finish == 0) {
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) store(part + i * ldp + v * kLanes, acc[i][v]);
+      continue;
+    }
+    if constexpr (kPaired > 0)
+#pragma GCC unroll 8
+      for (int v = 0; v < kPaired; v += 2) unswizzle_pair(acc[i][v], acc[i][v + 1]);
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
-      if (finish == 0) {
-        store(part + i * ldp + v * kLanes, acc[i][v]);
-        continue;
-      }
       const int n = ncols - v * kLanes;
       float* p = c + i * ldc + v * kLanes;
       if (n >= kLanes)
@@ -94,6 +129,7 @@ void rm_block(int64_t kl, const float* a, int64_t lda, const TB* b, int64_t ldb,
       else if (n > 0)
         store_n(p, finish == 2 ? load_n(p, n) + acc[i][v] : acc[i][v], n);
     }
+  }
 }
 
 template <class TB>
@@ -104,6 +140,35 @@ constexpr auto rm_table(std::integer_sequence<int, Gs...>) {
   return std::array<RmFn<TB>, sizeof...(Gs)>{&rm_block<Gs + 1, NV, Edge, TB>...};
 }
 
+// One sub-block (sl rows of B) over the chunk's tiles, each tile's row
+// groups in turn: the tile's strip of B comes from memory for the first
+// group and from L1 for the others. One call per sub-block (a call per tile
+// and group cost a quarter of the time at M = 8): full tiles of full groups
+// inline, the edges through the tables.
+template <int G, int NV, class TB>
+void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b, int64_t ldb,
+                  int ncols, int64_t pf_rows, float* part, int64_t ldp, bool resume, float* c,
+                  int64_t ldc, int finish) {
+  constexpr int NR = NV * kLanes;
+  static constexpr auto full = rm_table<NV, false, TB>(std::make_integer_sequence<int, G>());
+  static constexpr auto edge = rm_table<NV, true, TB>(std::make_integer_sequence<int, G>());
+  for (int j = 0; j < ncols; j += NR) {
+    const int n = std::min(NR, ncols - j);
+    for (int r0 = 0; r0 < rows; r0 += G) {
+      const int g = std::min(G, rows - r0);
+      const float* ar = a + r0 * lda;
+      float* pr = part + r0 * ldp + j;
+      float* cr = c + r0 * ldc + j;
+      if (n == NR && g == G)
+        rm_block<G, NV, false, TB>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr, ldc,
+                                   finish);
+      else
+        (n == NR ? full : edge)[g - 1](sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr,
+                                       ldc, finish);
+    }
+  }
+}
+
 // C chunk [rows, ncols) = A·B[:, chunk] (c: ldc >= ncols rounded up to
 // NV*kLanes; part: rows x that many floats, scratch). K-blocks of kc (the packed path's);
 // within one, sub-blocks of `sub` rows walk the chunk's NR-column tiles in
@@ -112,8 +177,6 @@ template <int G, int NV, class TB>
 void rm_chunk(int rows, int64_t K, int64_t kc, int64_t sub, const float* a, int64_t lda,
               const TB* b, int64_t ldb, int ncols, float* part, float* c, int64_t ldc) {
   constexpr int NR = NV * kLanes;
-  static constexpr auto full = rm_table<NV, false, TB>(std::make_integer_sequence<int, G>());
-  static constexpr auto edge = rm_table<NV, true, TB>(std::make_integer_sequence<int, G>());
   if (K == 0) {
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < ncols; ++j) c[i * ldc + j] = 0.0f;
@@ -125,14 +188,8 @@ void rm_chunk(int rows, int64_t K, int64_t kc, int64_t sub, const float* a, int6
     for (int64_t s0 = k0; s0 < k0 + kl; s0 += sub) {
       const int64_t sl = std::min(sub, k0 + kl - s0);
       const int finish = s0 + sl < k0 + kl ? 0 : k0 == 0 ? 1 : 2;
-      for (int j = 0; j < ncols; j += NR) {
-        const int n = std::min(NR, ncols - j);
-        const auto& fns = n == NR ? full : edge;
-        for (int r0 = 0; r0 < rows; r0 += G)
-          fns[std::min(G, rows - r0) - 1](sl, a + r0 * lda + s0, lda, b + s0 * ldb + j, ldb, n, sub,
-                                          part + r0 * ldp + j, ldp, s0 > k0, c + r0 * ldc + j, ldc,
-                                          finish);
-      }
+      rm_sub_block<G, NV, TB>(rows, sl, a + s0, lda, b + s0 * ldb, ldb, ncols, sub, part, ldp,
+                              s0 > k0, c, ldc, finish);
     }
   }
 }
@@ -264,9 +321,19 @@ void run_chunks(int rows, int64_t N, int64_t nr, int64_t cap, const OutView& out
   });
 }
 
-// Rows of B per sub-block: about kRmSubBytes of the chunk's columns.
-inline int64_t rm_sub(int64_t ncols, int64_t elem_bytes) {
-  return std::clamp<int64_t>(kRmSubBytes / (ncols * elem_bytes), 2, 64);
+// Rows of B per sub-block: about kRmSubBytes of the chunk's columns, and at
+// most the L1's ways for each set the rows' lines map to: a tile's strip is
+// read from L1 by the second row group and the next tile only if it stayed
+// there. With a row stride of a multiple of 4 KiB (N = 4096 of bf16 or f32)
+// every row of a strip falls in one set: 64 rows evicted each other, and
+// bf16 8x4096x4096 ran at 0.72 of the packed time (AVX2), 0.80-0.87 at 12.
+inline int64_t rm_sub(int64_t ncols, int64_t elem_bytes, int64_t ldb) {
+  const int64_t sub = std::clamp<int64_t>(kRmSubBytes / (ncols * elem_bytes), 2, 64);
+  const CpuInfo& ci = cpu_info();
+  const int64_t ways = std::max(ci.l1d_ways, 2);
+  const int64_t sets = std::max<int64_t>(static_cast<int64_t>(ci.l1d_bytes) / (64 * ways), 1);
+  const int64_t period = sets / std::gcd(ldb * elem_bytes / 64 % sets, sets);
+  return std::min(sub, ways * period);
 }
 
 template <int G, int NV, class TB>
@@ -276,7 +343,7 @@ void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int
   const int64_t kc = gemm::even_kc(p.kc, K, 1);
   run_chunks(rows, N, NR, rm_cap(rows), out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
     alignas(64) float part[kRmAccFloats];
-    const int64_t sub = rm_sub(ncols, static_cast<int64_t>(sizeof(TB)));
+    const int64_t sub = rm_sub(ncols, static_cast<int64_t>(sizeof(TB)), ldb);
     rm_chunk<G, NV>(rows, K, kc, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
   });
 }

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <array>
+#include <numeric>
 #include <utility>
 
 #include "kernels/gemm/blocking.h"

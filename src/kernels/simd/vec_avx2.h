@@ -71,6 +71,14 @@ inline void load_bf16_pair(const bf16* p, Vf& lo, Vf& hi) {
   lo.v = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, x));
   hi.v = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, x));
 }
+// load_bf16_pair on bf16 in column order (not a swizzled panel) gives
+// columns 0-3, 8-11 (lo) and 4-7, 12-15 (hi); this puts a pair of vectors
+// in that order back in column order: 0-7 (lo), 8-15 (hi).
+inline void unswizzle_pair(Vf& lo, Vf& hi) {
+  const __m256 a = lo.v, b = hi.v;
+  lo.v = _mm256_permute2f128_ps(a, b, 0x20);
+  hi.v = _mm256_permute2f128_ps(a, b, 0x31);
+}
 inline Vf load_n(const bf16* p, int n) {
   alignas(16) uint16_t buf[8] = {};
   std::memcpy(buf, p, sizeof(uint16_t) * n);

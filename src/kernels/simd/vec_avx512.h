@@ -75,6 +75,17 @@ inline void load_bf16_pair(const bf16* p, Vf& lo, Vf& hi) {
   lo.v = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, x));
   hi.v = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, x));
 }
+// load_bf16_pair on bf16 in column order gives lo = columns 0-3, 8-11,
+// 16-19, 24-27 and hi = the quads between; this puts a pair of vectors in
+// that order back in column order: 0-15 (lo), 16-31 (hi).
+inline void unswizzle_pair(Vf& lo, Vf& hi) {
+  const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i i1 =
+      _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  const __m512 a = lo.v, b = hi.v;
+  lo.v = _mm512_permutex2var_ps(a, i0, b);
+  hi.v = _mm512_permutex2var_ps(a, i1, b);
+}
 inline Vf load_n(const bf16* p, int n) {
   return cvt_bf16(_mm256_maskz_loadu_epi16(tail_mask(n), p));
 }
