@@ -34,6 +34,11 @@ struct TileGeo {
   // Runs of the pixels whose window crosses the W padding, zeros in place
   // of the missing columns (row_runs with few channels: the UNet's stem).
   float runs[kRunFloats];
+  // row_runs with every run in kRunFloats: the tile's inputs in the order
+  // the kernel reads them, element e of the kernel rows' runs for pixel j at
+  // a_tile[e * kTm + j] (a GEMM A panel), built once for all the panels.
+  bool packed = false;
+  float a_tile[kRunFloats];
 };
 
 // The rows of the tile's pixels for the tap at offsets (kd, kh, kw)
@@ -47,6 +52,35 @@ inline void tap_ptrs(const DirectArgs& a, const TileGeo& tg, int64_t kd, int64_t
                                      tg.i1[j] + kh >= 0 && tg.i1[j] + kh < w.in[1] &&
                                      tg.i2[j] + kw >= 0 && tg.i2[j] + kw < w.in[2]);
     px[j] = ok ? a.x + tg.org[j] + toff : a.zeros;
+  }
+}
+
+// Pixels whose window leaves the input along W: each kernel row's run
+// copied with zeros for the missing columns (rows in the H/D padding keep
+// the zero row).
+inline void copy_runs(const DirectArgs& a, TileGeo& tg, int64_t rows, int64_t run) {
+  const conv::Window& w = a.w;
+  float* buf = tg.runs;
+  for (int j = 0; j < tg.cnt; ++j) {
+    if (tg.i2[j] >= 0 && tg.i2[j] + w.k[2] <= w.in[2]) continue;
+    for (int64_t r = 0; r < rows; ++r, buf += run) {
+      const int64_t kd = r / w.k[1] * w.d[0], kh = r % w.k[1] * w.d[1];
+      const float*& p = tg.tab[r * w.k[2]][j];
+      if (tg.i0[j] + kd < 0 || tg.i0[j] + kd >= w.in[0] || tg.i1[j] + kh < 0 ||
+          tg.i1[j] + kh >= w.in[1])
+        continue;  // the kernel row is in the H/D padding: the zero row
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        const int64_t col = tg.i2[j] + kw;
+        float* dst = buf + kw * a.cin_g;
+        if (col < 0 || col >= w.in[2]) {
+          std::fill(dst, dst + a.cin_g, 0.0f);
+        } else {
+          const float* src = a.x + (tg.org[j] + ((kd * w.in[1] + kh) * w.in[2] + kw) * a.cin);
+          std::copy(src, src + a.cin_g, dst);
+        }
+      }
+      p = buf;
+    }
   }
 }
 
@@ -90,31 +124,15 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
           tap_ptrs(a, tg, kd * w.d[0], kh * w.d[1], kw * w.d[2], tg.tab[t]);
         }
       }
-  if (!tg.row_runs || w_inside) return;
-  // Pixels whose window leaves the input along W: each kernel row's run
-  // copied with zeros for the missing columns (rows in the H/D padding keep
-  // the zero row).
-  float* buf = tg.runs;
-  for (int j = 0; j < tg.cnt; ++j) {
-    if (tg.i2[j] >= 0 && tg.i2[j] + w.k[2] <= w.in[2]) continue;
-    for (int64_t r = 0; r < rows; ++r, buf += run) {
-      const int64_t kd = r / w.k[1] * w.d[0], kh = r % w.k[1] * w.d[1];
-      const float*& p = tg.tab[r * w.k[2]][j];
-      if (tg.i0[j] + kd < 0 || tg.i0[j] + kd >= w.in[0] || tg.i1[j] + kh < 0 ||
-          tg.i1[j] + kh >= w.in[1])
-        continue;  // the kernel row is in the H/D padding: the zero row
-      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-        const int64_t col = tg.i2[j] + kw;
-        float* dst = buf + kw * a.cin_g;
-        if (col < 0 || col >= w.in[2]) {
-          std::fill(dst, dst + a.cin_g, 0.0f);
-        } else {
-          const float* src = a.x + (tg.org[j] + ((kd * w.in[1] + kh) * w.in[2] + kw) * a.cin);
-          std::copy(src, src + a.cin_g, dst);
-        }
-      }
-      p = buf;
-    }
+  tg.packed = tg.row_runs && kTm * rows * run <= kRunFloats;
+  if (!tg.row_runs) return;
+  if (!w_inside) copy_runs(a, tg, rows, run);
+  if (!tg.packed) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* const* px = tg.tab[r * w.k[2]];
+    float* dst = tg.a_tile + r * run * kTm;
+    for (int64_t e = 0; e < run; ++e)
+      for (int j = 0; j < kTm; ++j) dst[e * kTm + j] = px[j][e];
   }
 }
 
@@ -189,9 +207,27 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
     // k2 * cin_g inputs (and weight rows), one loop instead of k2 short ones
     // (the UNet's 4-channel stem). Rows in the H/D padding read zeros.
     const int64_t run = w.k[2] * a.cin_g;
-    for (int64_t t = 0; t < taps; t += w.k[2]) {
-      const float* wp = panel + t * a.cin_g * kNr;
-      for (int64_t e = 0; e < run; ++e) step(tg.tab[t], wp, e);
+    if (tg.packed) {
+      // The kernel rows' runs are consecutive weight rows too: one loop,
+      // one input pointer.
+      for (int64_t e = 0; e < taps * a.cin_g; ++e) {
+        const Vf w0 = load(panel + e * kNr), w1 = load(panel + e * kNr + kLanes);
+        __builtin_prefetch(panel + (e + kPfAhead) * kNr, 0, 3);
+        if constexpr (kNr * sizeof(float) > 64)
+          __builtin_prefetch(panel + (e + kPfAhead) * kNr + 16, 0, 3);
+        const float* ae = tg.a_tile + e * kTm;
+#pragma GCC unroll 14
+        for (int j = 0; j < kTm; ++j) {
+          const Vf b = set1(ae[j]);
+          acc0[j] = fma(b, w0, acc0[j]);
+          acc1[j] = fma(b, w1, acc1[j]);
+        }
+      }
+    } else {
+      for (int64_t t = 0; t < taps; t += w.k[2]) {
+        const float* wp = panel + t * a.cin_g * kNr;
+        for (int64_t e = 0; e < run; ++e) step(tg.tab[t], wp, e);
+      }
     }
   } else {
     const float* own[kTm];
