@@ -156,6 +156,34 @@ TEST(Gemm, DecodeRowGroupsMatchTheBlockedPath) {
     }
 }
 
+// A bf16 output with nothing to apply is rounded and stored by the kernel on
+// its last K-block; with a bias (of zeros) the epilogue does it after the
+// f32 tile. The same bits, at decode and blocked sizes, 1 and 2 threads.
+TEST(Gemm, Bf16OutputFromTheKernelMatchesTheEpilogue) {
+  const int64_t K = 700;
+  for (int64_t N : {40, 300})
+    for (int64_t M : {5, 40, 97}) {
+      SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N));
+      Tensor x = Tensor::empty({M, K}, DType::bf16), w = Tensor::empty({K, N}, DType::bf16);
+      copy_into(rand_tensor({M, K}, 21), x);
+      copy_into(rand_tensor({K, N}, 22), w);
+      const PackedMatrix pb = pack_matrix(w);
+      const Tensor zeros = Tensor::zeros({N}, DType::bf16);
+      MatmulEpilogue with_bias;
+      with_bias.bias = &zeros;
+      Tensor want = Tensor::empty({M, N}, DType::bf16);
+      matmul_packed(x, pb, want, with_bias);
+      for (int threads : {1, 2}) {
+        const int saved = num_threads();
+        set_num_threads(threads);
+        Tensor got = Tensor::empty({M, N}, DType::bf16);
+        matmul_packed(x, pb, got);
+        set_num_threads(saved);
+        EXPECT_TRUE(same_bits(got, want)) << threads;
+      }
+    }
+}
+
 // A weight given as a constant operand is packed once at create: no
 // workspace, the same bits as the op packing it per call, on every kernel.
 TEST(Gemm, ConstantWeightIsPackedAtCreateWithTheSameBits) {
