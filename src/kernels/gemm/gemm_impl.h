@@ -153,11 +153,6 @@ void ukr(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const TB* b, in
   store_acc(acc, c, ldc, ncols, accumulate);
 }
 
-// The packed-A microkernel (the hot one): a is an MR-row panel (element
-// (i, k) at a[k*MR + i]), b an NR-column panel (b[k*NR + j]); all strides
-// are compile-time constants, so the loop is pointer bumps, MR broadcasts and
-// MR*NV FMAs per k. Every tile shape is unrolled (also the masked column tail),
-// so the accumulators never leave the registers.
 // The last K-block of a trivial epilogue with a bf16 output: the sums (plus
 // c when accumulating: c + acc, as store_acc adds) rounded to bf16 into the
 // output rows ob (stride ldo), with no f32 pass over the tile afterwards.
@@ -181,6 +176,11 @@ __attribute__((always_inline)) inline void store_acc_bf16(const Vf (&acc)[MR][NV
     }
 }
 
+// The packed-A microkernel (the hot one): a is an MR-row panel (element
+// (i, k) at a[k*MR + i]), b an NR-column panel (b[k*NR + j]); all strides
+// are compile-time constants, so the loop is pointer bumps, MR broadcasts and
+// MR*NV FMAs per k. Every tile shape is unrolled (also the masked column tail),
+// so the accumulators never leave the registers.
 // ob != nullptr: the result goes to the bf16 output rows ob (store_acc_bf16)
 // instead of c.
 template <int MR, int AS, int NV, class TB>
@@ -634,8 +634,8 @@ struct PackedUkr {
   const TB* b_panel(int64_t pnl, int64_t k0) const { return pb + pnl * K * NR + k0 * NR; }
   static int64_t b_panel_bytes(int64_t kl) { return kl * NR * static_cast<int64_t>(sizeof(TB)); }
   // A bf16 output with nothing to apply (fused_bf16): the kernel rounds and
-  // stores it on the last K-block (2% of bf16 2048^3 at AVX2 was the
-  // epilogue's pass over the f32 tile).
+  // stores it on the last K-block, no pass over the f32 tile after it (bf16
+  // 2048^3 at AVX2 0.94 -> 1.01 of f32).
   const OutView* out = nullptr;
   bool fused_bf16 = false;
 

@@ -188,18 +188,22 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
       acc1[j] = n1 > 0 ? load_n(y + j * a.cout + kLanes, n1) : zero();
     }
   }
-  // Weight row e of wp: kTm broadcasts times two weight vectors.
-  auto step = [&](const float* const* px, const float* wp, int64_t e) {
+  // Weight row e of wp: kTm broadcasts (pixel j's input in(j)) times two
+  // weight vectors.
+  auto step_with = [&](auto in, const float* wp, int64_t e) {
     const Vf w0 = load(wp + e * kNr), w1 = load(wp + e * kNr + kLanes);
     __builtin_prefetch(wp + (e + kPfAhead) * kNr, 0, 3);
     if constexpr (kNr * sizeof(float) > 64)
       __builtin_prefetch(wp + (e + kPfAhead) * kNr + 16, 0, 3);
 #pragma GCC unroll 14
     for (int j = 0; j < kTm; ++j) {
-      const Vf b = set1(px[j][e]);
+      const Vf b = set1(in(j));
       acc0[j] = fma(b, w0, acc0[j]);
       acc1[j] = fma(b, w1, acc1[j]);
     }
+  };
+  auto step = [&](const float* const* px, const float* wp, int64_t e) {
+    step_with([&](int j) { return px[j][e]; }, wp, e);
   };
   if (tg.row_runs && c0 == 0 && c1 == a.cin_g) {
     // One sub-block of all channels, every pixel's kw taps inside along W,
@@ -211,17 +215,8 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
       // The kernel rows' runs are consecutive weight rows too: one loop,
       // one input pointer.
       for (int64_t e = 0; e < taps * a.cin_g; ++e) {
-        const Vf w0 = load(panel + e * kNr), w1 = load(panel + e * kNr + kLanes);
-        __builtin_prefetch(panel + (e + kPfAhead) * kNr, 0, 3);
-        if constexpr (kNr * sizeof(float) > 64)
-          __builtin_prefetch(panel + (e + kPfAhead) * kNr + 16, 0, 3);
         const float* ae = tg.a_tile + e * kTm;
-#pragma GCC unroll 14
-        for (int j = 0; j < kTm; ++j) {
-          const Vf b = set1(ae[j]);
-          acc0[j] = fma(b, w0, acc0[j]);
-          acc1[j] = fma(b, w1, acc1[j]);
-        }
+        step_with([&](int j) { return ae[j]; }, panel, e);
       }
     } else {
       for (int64_t t = 0; t < taps; t += w.k[2]) {
