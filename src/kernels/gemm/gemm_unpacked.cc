@@ -8,9 +8,12 @@ bool unpacked_layout_ok(int64_t N, int64_t K, int64_t b_rs, int64_t b_cs) {
   return b_cs == 1 || b_rs == 1 || N <= 1 || K <= 1;
 }
 
+// Whole pairs of the widest vectors (2 x 16 floats): the pair order's padding.
+constexpr int64_t kPairPad = 32;
+
 size_t unpacked_workspace_bytes(int64_t M, int64_t K, DType a_dtype, int64_t a_cs) {
   if (a_dtype == DType::f32 && a_cs == 1) return 0;
-  return static_cast<size_t>(M * K) * sizeof(float);
+  return static_cast<size_t>(M * ((K + kPairPad - 1) / kPairPad * kPairPad)) * sizeof(float);
 }
 
 namespace {
@@ -20,6 +23,23 @@ void rows_to_f32(const T* a, int64_t rs, int64_t cs, int64_t M, int64_t K, float
   parallel_for(M, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t k = 0; k < K; ++k) dst[i * K + k] = to_f32(a[i * rs + k * cs]);
+  });
+}
+
+// The pair order of bf16 weight rows on AVX2 / AVX-512 (dot_span): in each
+// block of 2L columns (L floats a vector), lane l of the first L holds column
+// (l / 4) * 8 + l % 4 and lane l of the second L that + 4, the order
+// vpunpck{l,h}wd widens a weight row's 2L bf16 in; columns past K are zero.
+template <class T>
+void rows_to_f32_pairs(const T* a, int64_t rs, int64_t cs, int64_t M, int64_t K, int64_t L,
+                       int64_t ld, float* dst) {
+  parallel_for(M, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t b = 0; b < ld; b += 2 * L)
+        for (int64_t l = 0; l < 2 * L; ++l) {
+          const int64_t k = b + l % L / 4 * 8 + (l >= L ? 4 : 0) + l % 4;
+          dst[i * ld + b + l] = k < K ? to_f32(a[i * rs + k * cs]) : 0.0f;
+        }
   });
 }
 
@@ -34,24 +54,6 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
   if (p.bf16_dot && b.t == DType::bf16 && a.t == DType::bf16 && a.cs == 1 &&
       (b.rs == 1 || b.cs == 1))
     return unpacked_dp_avx512bf16()(p, M, N, K, static_cast<const bf16*>(a.p), a.rs, b, out, ep);
-  const float* af = static_cast<const float*>(a.p);
-  int64_t lda = a.rs;
-  if (a.t != DType::f32 || a.cs != 1) {
-    float* w = static_cast<float*>(ws);
-    switch (a.t) {
-      case DType::bf16:
-        rows_to_f32(static_cast<const bf16*>(a.p), a.rs, a.cs, M, K, w);
-        break;
-      case DType::f16:
-        rows_to_f32(static_cast<const f16*>(a.p), a.rs, a.cs, M, K, w);
-        break;
-      default:
-        rows_to_f32(static_cast<const float*>(a.p), a.rs, a.cs, M, K, w);
-        break;
-    }
-    af = w;
-    lda = K;
-  }
   // B's strides as given: a unit column stride is read row-major, a unit row
   // stride as weight rows (the per-ISA code decides).
   // N == 1 or K == 1 (unpacked_layout_ok) with neither stride 1: the stride
@@ -63,10 +65,41 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
     else
       bv.rs = 1;  // one row, B[0][n] at n * cs: read as weight rows
   }
+  const float* af = static_cast<const float*>(a.p);
+  int64_t lda = a.rs;
+  const bool convert = a.t != DType::f32 || a.cs != 1;
+  // bf16 weight rows on AVX-512 are read in pairs (dot_span, kDotPairs of
+  // gemm_unpacked_avx512.cc): A, being converted anyway, is written in their
+  // order.
+  const bool a_pairs =
+      convert && b.t == DType::bf16 && p.isa == Isa::avx512 && bv.rs == 1 && (bv.cs != 1 || N == 1);
+  if (convert) {
+    float* w = static_cast<float*>(ws);
+    const int64_t L = 16;  // AVX-512's floats per vector
+    lda = a_pairs ? (K + 2 * L - 1) / (2 * L) * (2 * L) : K;
+    auto to_f32_rows = [&](const auto* src) {
+      if (a_pairs)
+        rows_to_f32_pairs(src, a.rs, a.cs, M, K, L, lda, w);
+      else
+        rows_to_f32(src, a.rs, a.cs, M, K, w);
+    };
+    switch (a.t) {
+      case DType::bf16:
+        to_f32_rows(static_cast<const bf16*>(a.p));
+        break;
+      case DType::f16:
+        to_f32_rows(static_cast<const f16*>(a.p));
+        break;
+      default:
+        to_f32_rows(static_cast<const float*>(a.p));
+        break;
+    }
+    af = w;
+  }
   UnpackedFn fn = p.isa == Isa::avx512 ? unpacked_avx512()
                   : p.isa == Isa::avx2 ? unpacked_avx2()
                                        : unpacked_scalar();
-  fn(p, M, N, K, af, lda, bv, out, ep);
+  fn(p, M, N, K, af, lda, bv, out, ep, a_pairs);
 }
 
 }  // namespace opsnn::gemm

@@ -38,8 +38,10 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
 
 // Per-ISA entry points (gemm_unpacked_{scalar,avx2,avx512}.cc); p.kc is the
 // packed path's K-block, `a` is f32 with unit column stride.
+// a_pairs: A's rows in pair order (unpacked_pairs), for bf16 weight rows.
 using UnpackedFn = void (*)(const Params& p, int64_t M, int64_t N, int64_t K, const float* a,
-                            int64_t lda, const MatView& b, const OutView& c, const Epilogue& ep);
+                            int64_t lda, const MatView& b, const OutView& c, const Epilogue& ep,
+                            bool a_pairs);
 // AVX512_BF16 (params.bf16_dot): a bf16 B and a bf16 A with unit column
 // stride, on vdpbf16ps (gemm_unpacked_avx512bf16.cc).
 using UnpackedDpFn = void (*)(const Params& p, int64_t M, int64_t N, int64_t K, const bf16* a,

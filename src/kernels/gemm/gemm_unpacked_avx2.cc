@@ -14,6 +14,9 @@ namespace opsnn::simd::avx2 {
 // ran 1.3-1.5x faster (docs/notes/2026-12-04-unpacked-avx2-tiles.md).
 // Transposed B: 4x3 (M = 8 1.1-1.2x faster than 2x4), 1x8.
 inline constexpr int kRmG = 4, kRmNv = 3, kRmNv1 = 4, kDotG = 4, kDotR = 3, kDotR1 = 8;
+// bf16 weight rows in pairs (dot_span's Pairs) ran slower here: bf16
+// 8x4096x4096 linear 0.80-0.83 -> 0.68-0.71 of packed (two A/B pairs).
+inline constexpr bool kDotPairs = false;
 #include "kernels/gemm/gemm_unpacked_impl.h"
 }  // namespace opsnn::simd::avx2
 

@@ -14,6 +14,11 @@ namespace opsnn::simd::avx512 {
 // time) ran 0.95-1.05 of the packed time where 8x2 and 4x4 ran 0.77-0.94
 // (docs/notes/2026-12-04-unpacked-avx2-tiles.md).
 inline constexpr int kRmG = 4, kRmNv = 6, kRmNv1 = 8, kDotG = 4, kDotR = 6, kDotR1 = 8;
+// bf16 weight rows in pairs (dot_span's Pairs): one vpunpck per vector on
+// p5 instead of vpmovzxwd (p5) + vpslld (p0), both FMA ports here; bf16
+// linear at M = 8 0.80-0.85 -> 0.86-0.92 of packed. run_unpacked lays A out
+// in pair order for this ISA only.
+inline constexpr bool kDotPairs = true;
 #include "kernels/gemm/gemm_unpacked_impl.h"
 }  // namespace opsnn::simd::avx512
 

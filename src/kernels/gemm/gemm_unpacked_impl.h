@@ -3,7 +3,8 @@
 // their ISA namespace, after the vec header. Expects the tile shapes
 // kRmG, kRmNv (row-major B: G rows x NV vectors of accumulators; kRmNv1 for
 // M = 1) and kDotG, kDotR (transposed B: G rows x R weight rows of vector
-// accumulators; kDotR1 for M = 1).
+// accumulators; kDotR1 for M = 1), kDotPairs (bf16 weight rows read in pairs,
+// A in pair order: must match run_unpacked's choice for the ISA).
 
 namespace detail {
 
@@ -197,7 +198,11 @@ void rm_chunk(int rows, int64_t K, int64_t kc, int64_t sub, const float* a, int6
 // ---- transposed B (N x K, unit row stride: W[n, k] at w[n*ldw + k]) ---------------
 // G rows of A against R weight rows over k in [k0, k0 + kl): vector partial
 // sums in part[G][R] (lanes over k), loaded and stored around the span.
-template <int G, int R, class TB>
+// Pairs (bf16 weights, A in pair order, see run_unpacked): each 2 * kLanes
+// of a weight row in one load, widened by vpunpck{l,h}wd (load_bf16_pair)
+// into the lanes the A rows were laid out in; A is zero-padded to whole
+// pairs, the weights' last partial pair read through a zeroed copy.
+template <int G, int R, class TB, bool Pairs>
 void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* const* w,
               Vf (*part)[R]) {
   constexpr int64_t kPf = kDotPfBytes / static_cast<int64_t>(sizeof(TB));
@@ -208,6 +213,57 @@ void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* con
     for (int r = 0; r < R; ++r) acc[i][r] = part[i][r];
   const int64_t ke = k0 + kl;
   int64_t k = k0;
+  if constexpr (Pairs) {
+    // The low halves of the R rows' pairs against the A rows, then the high
+    // halves (with both at once, AVX2's 16 registers did not hold the tile).
+    auto pair_block = [&](const bf16* const* wp) {
+      Vf wv[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        Vf lo, hi;
+        load_bf16_pair(wp[r], lo, hi);
+        wv[r] = lo;
+      }
+#pragma GCC unroll 16
+      for (int i = 0; i < G; ++i) {
+        const Vf av = load(a + i * lda + k);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[i][r] = fma(av, wv[r], acc[i][r]);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        Vf lo, hi;
+        load_bf16_pair(wp[r], lo, hi);
+        wv[r] = hi;
+      }
+#pragma GCC unroll 16
+      for (int i = 0; i < G; ++i) {
+        const Vf av = load(a + i * lda + k + kLanes);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[i][r] = fma(av, wv[r], acc[i][r]);
+      }
+    };
+    for (; k + 2 * kLanes <= ke; k += 2 * kLanes) {
+      const bf16* wp[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        wp[r] = w[r] + k;
+        __builtin_prefetch(w[r] + k + kPf, 0, 2);
+      }
+      pair_block(wp);
+    }
+    if (k < ke) {
+      const size_t n = static_cast<size_t>(ke - k);
+      alignas(64) bf16 buf[R][2 * kLanes] = {};
+      const bf16* wp[R];
+      for (int r = 0; r < R; ++r) {
+        std::memcpy(buf[r], w[r] + k, sizeof(bf16) * n);
+        wp[r] = buf[r];
+      }
+      pair_block(wp);
+    }
+    k = ke;
+  }
   for (; k + kLanes <= ke; k += kLanes) {
     Vf wv[R];
 #pragma GCC unroll 8
@@ -242,17 +298,17 @@ void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* con
 
 template <int R, class TB>
 using DotFn = void (*)(int64_t, int64_t, const float*, int64_t, const TB* const*, Vf (*)[R]);
-template <int R, class TB, int... Gs>
+template <int R, class TB, bool Pairs, int... Gs>
 constexpr auto dot_table(std::integer_sequence<int, Gs...>) {
-  return std::array<DotFn<R, TB>, sizeof...(Gs)>{&dot_span<Gs + 1, R, TB>...};
+  return std::array<DotFn<R, TB>, sizeof...(Gs)>{&dot_span<Gs + 1, R, TB, Pairs>...};
 }
 
 // C tile [rows, ncols) = A·W[tile rows]^T: R weight rows at a time, K in
 // blocks of kDotKb shared by the row groups, the lanes summed at the end.
-template <int G, int R, class TB>
+template <int G, int R, bool Pairs, class TB>
 void dot_tile(int rows, int64_t K, const float* a, int64_t lda, const TB* w, int64_t ldw, int ncols,
               float* c, int64_t ldc) {
-  static constexpr auto fns = dot_table<R, TB>(std::make_integer_sequence<int, G>());
+  static constexpr auto fns = dot_table<R, TB, Pairs>(std::make_integer_sequence<int, G>());
   for (int j0 = 0; j0 < ncols; j0 += R) {
     const TB* wr[R];
     // Past ncols, repeat a valid row (its sums are not stored).
@@ -348,22 +404,28 @@ void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int
   });
 }
 
-template <int G, int R, class TB>
+template <int G, int R, bool Pairs = false, class TB>
 void run_dot(int rows, int64_t N, int64_t K, const float* a, int64_t lda, const TB* w, int64_t ldw,
              const OutView& out, const Epilogue& ep) {
   run_chunks(rows, N, kDotTile, kDotTile, out, ep,
              [&](int64_t j, int ncols, float* c, int64_t ldc) {
-               dot_tile<G, R>(rows, K, a, lda, w + j * ldw, ldw, ncols, c, ldc);
+               dot_tile<G, R, Pairs>(rows, K, a, lda, w + j * ldw, ldw, ncols, c, ldc);
              });
 }
 
 template <class TB>
 void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-           const MatView& bv, const OutView& out, const Epilogue& ep) {
+           const MatView& bv, const OutView& out, const Epilogue& ep, bool a_pairs) {
   const TB* b = static_cast<const TB*>(bv.p);
   const int rows = static_cast<int>(M);
   // B [K, 1] has both strides 1: read it as one weight row.
   if (bv.rs == 1 && (bv.cs != 1 || N == 1)) {
+    if constexpr (kRmPairs<TB> && kDotPairs) {
+      if (a_pairs) {
+        if (rows == 1) return run_dot<1, kDotR1, true>(rows, N, K, a, lda, b, bv.cs, out, ep);
+        return run_dot<kDotG, kDotR, true>(rows, N, K, a, lda, b, bv.cs, out, ep);
+      }
+    }
     if (rows == 1) return run_dot<1, kDotR1>(rows, N, K, a, lda, b, bv.cs, out, ep);
     return run_dot<kDotG, kDotR>(rows, N, K, a, lda, b, bv.cs, out, ep);
   }
@@ -374,14 +436,15 @@ void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const float* a, int
 }  // namespace unp
 
 inline void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const float* a,
-                         int64_t lda, const MatView& b, const OutView& out, const Epilogue& ep) {
+                         int64_t lda, const MatView& b, const OutView& out, const Epilogue& ep,
+                         bool a_pairs) {
   switch (b.t) {
     case DType::bf16:
-      return unp::run_t<bf16>(p, M, N, K, a, lda, b, out, ep);
+      return unp::run_t<bf16>(p, M, N, K, a, lda, b, out, ep, a_pairs);
     case DType::f16:
-      return unp::run_t<f16>(p, M, N, K, a, lda, b, out, ep);
+      return unp::run_t<f16>(p, M, N, K, a, lda, b, out, ep, false);
     default:
-      return unp::run_t<float>(p, M, N, K, a, lda, b, out, ep);
+      return unp::run_t<float>(p, M, N, K, a, lda, b, out, ep, false);
   }
 }
 

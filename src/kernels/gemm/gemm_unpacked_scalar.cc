@@ -11,6 +11,7 @@
 namespace opsnn::simd::scalar {
 // One lane: the vector code's blocking, tested as on the SIMD paths.
 inline constexpr int kRmG = 4, kRmNv = 4, kRmNv1 = 8, kDotG = 4, kDotR = 4, kDotR1 = 8;
+inline constexpr bool kDotPairs = false;
 #include "kernels/gemm/gemm_unpacked_impl.h"
 }  // namespace opsnn::simd::scalar
 
