@@ -26,7 +26,7 @@ void rows_to_f32(const T* a, int64_t rs, int64_t cs, int64_t M, int64_t K, float
   });
 }
 
-// The pair order of bf16 weight rows on AVX2 / AVX-512 (dot_span): in each
+// The order of bf16 weight rows read in pairs (dot_span's Pairs): in each
 // block of 2L columns (L floats a vector), lane l of the first L holds column
 // (l / 4) * 8 + l % 4 and lane l of the second L that + 4, the order
 // vpunpck{l,h}wd widens a weight row's 2L bf16 in; columns past K are zero.

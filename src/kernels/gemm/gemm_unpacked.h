@@ -38,7 +38,8 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
 
 // Per-ISA entry points (gemm_unpacked_{scalar,avx2,avx512}.cc); p.kc is the
 // packed path's K-block, `a` is f32 with unit column stride.
-// a_pairs: A's rows in pair order (unpacked_pairs), for bf16 weight rows.
+// a_pairs: A's rows in the pair order of bf16 weight rows (rows_to_f32_pairs
+// in gemm_unpacked.cc; AVX-512 only).
 using UnpackedFn = void (*)(const Params& p, int64_t M, int64_t N, int64_t K, const float* a,
                             int64_t lda, const MatView& b, const OutView& c, const Epilogue& ep,
                             bool a_pairs);

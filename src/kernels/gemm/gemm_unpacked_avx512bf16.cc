@@ -20,7 +20,7 @@ namespace opsnn::simd::avx512::unpacked_dp {
 // 32-column k-pair vectors, two accumulators each); 8x1 and 4x4 ran 0.74-0.85
 // of the packed time at M = 8, these 0.83-1.3.
 inline constexpr int kRmG = 4, kRmNv = 3, kRmNv1 = 4, kDotG = 4, kDotR = 6, kDotR1 = 8;
-inline constexpr bool kDotPairs = true;
+inline constexpr bool kDotPairs = true;  // AVX-512's lanes, as gemm_unpacked_avx512.cc
 #include "kernels/gemm/gemm_unpacked_impl.h"
 
 namespace dp {

@@ -215,7 +215,7 @@ void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* con
   int64_t k = k0;
   if constexpr (Pairs) {
     // The low halves of the R rows' pairs against the A rows, then the high
-    // halves (with both at once, AVX2's 16 registers did not hold the tile).
+    // halves: both at once (2R + GR + 1 vectors) do not fit the registers.
     auto pair_block = [&](const bf16* const* wp) {
       Vf wv[R];
 #pragma GCC unroll 8
