@@ -216,32 +216,24 @@ void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* con
   if constexpr (Pairs) {
     // The low halves of the R rows' pairs against the A rows, then the high
     // halves: both at once (2R + GR + 1 vectors) do not fit the registers.
-    auto pair_block = [&](const bf16* const* wp) {
+    auto half = [&](const bf16* const* wp, auto high) {
       Vf wv[R];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         Vf lo, hi;
         load_bf16_pair(wp[r], lo, hi);
-        wv[r] = lo;
+        wv[r] = decltype(high)::value ? hi : lo;
       }
 #pragma GCC unroll 16
       for (int i = 0; i < G; ++i) {
-        const Vf av = load(a + i * lda + k);
+        const Vf av = load(a + i * lda + k + (decltype(high)::value ? kLanes : 0));
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) acc[i][r] = fma(av, wv[r], acc[i][r]);
       }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        Vf lo, hi;
-        load_bf16_pair(wp[r], lo, hi);
-        wv[r] = hi;
-      }
-#pragma GCC unroll 16
-      for (int i = 0; i < G; ++i) {
-        const Vf av = load(a + i * lda + k + kLanes);
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) acc[i][r] = fma(av, wv[r], acc[i][r]);
-      }
+    };
+    auto pair_block = [&](const bf16* const* wp) {
+      half(wp, std::false_type{});
+      half(wp, std::true_type{});
     };
     for (; k + 2 * kLanes <= ke; k += 2 * kLanes) {
       const bf16* wp[R];
