@@ -59,13 +59,13 @@ inline void max_pair(const T* x, int64_t i, Vf& m0) {
   m0 = max(m0, max(load(x + i), load(x + i + kLanes)));
 }
 template <class T>
-inline float max_finish(const T* x, int64_t i, int64_t n, Vf m0, Vf m1) {
+inline float max_finish(const T* x, int64_t i, int64_t n, Vf m0) {
   for (; i + kLanes <= n; i += kLanes) m0 = max(m0, load(x + i));
   if (i < n) {
     const int r = static_cast<int>(n - i);
-    m1 = max(m1, pad_n(load_n(x + i, r), r, kNegInf));
+    m0 = max(m0, pad_n(load_n(x + i, r), r, kNegInf));
   }
-  return reduce_max(max(m0, m1));
+  return reduce_max(m0);
 }
 
 // E with the exps kept in `e` (e == nullptr: sum only).
@@ -80,7 +80,7 @@ inline void exp_pair(const T* x, float* e, int64_t i, Vf vm, Vf& s0) {
   }
 }
 template <class T>
-inline float exp_finish(const T* x, float* e, int64_t i, int64_t n, Vf vm, Vf s0, Vf s1) {
+inline float exp_finish(const T* x, float* e, int64_t i, int64_t n, Vf vm, Vf s0) {
   for (; i + kLanes <= n; i += kLanes) {
     const Vf v = vexp_nonpos_scaled(load(x + i) - vm);
     s0 = s0 + v;
@@ -89,10 +89,10 @@ inline float exp_finish(const T* x, float* e, int64_t i, int64_t n, Vf vm, Vf s0
   if (i < n) {
     const int r = static_cast<int>(n - i);
     const Vf v = pad_n(vexp_nonpos_scaled(load_n(x + i, r) - vm), r, 0.0f);
-    s1 = s1 + v;
+    s0 = s0 + v;
     if (e) store_n(e + i, v, r);
   }
-  return reduce_add(s0 + s1);
+  return reduce_add(s0);
 }
 
 // W from the kept exps.
@@ -117,16 +117,16 @@ inline int64_t pairs_end(int64_t n) { return n / (2 * kLanes) * (2 * kLanes); }
 template <bool NT, class T>
 void row(const T* x, T* y, int64_t n, bool log, const T* xn) {
   const int64_t n2 = pairs_end(n);
-  Vf m0 = set1(kNegInf), m1 = m0;
+  Vf m0 = set1(kNegInf);
   for (int64_t i = 0; i < n2; i += 2 * kLanes) max_pair(x, i, m0);
-  const float mx = max_finish(x, n2, n, m0, m1);
+  const float mx = max_finish(x, n2, n, m0);
   const Vf vm = set1(mx);
-  Vf s0 = zero(), s1 = zero();
+  Vf s0 = zero();
   for (int64_t i = 0; i < n2; i += 2 * kLanes) {
     if (xn && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(xn + i, 2 * kLanes * sizeof(T));
     exp_pair(x, static_cast<float*>(nullptr), i, vm, s0);
   }
-  const float sum = exp_finish(x, static_cast<float*>(nullptr), n2, n, vm, s0, s1);
+  const float sum = exp_finish(x, static_cast<float*>(nullptr), n2, n, vm, s0);
   int64_t i = 0;
   if (log) {
     const Vf c = set1(mx + std::log(sum * (1.0f / kPow2RawScale)));
@@ -152,7 +152,7 @@ void row(const T* x, T* y, int64_t n, bool log, const T* xn) {
 template <bool NT, class T, bool M, bool E, bool W>
 void pipe_step(int64_t n, const T* xm, float* mx, const T* xe, float* se, Vf vme, float* sum,
                const float* sw, T* y, Vf inv, const T* pf) {
-  Vf m0 = set1(kNegInf), m1 = m0, s0 = zero(), s1 = zero();
+  Vf m0 = set1(kNegInf), s0 = zero();
   const int64_t n2 = pairs_end(n);
   for (int64_t i = 0; i < n2; i += 2 * kLanes) {
     if (pf && i % (64 / sizeof(T)) < 2 * kLanes) prefetch_bytes(pf + i, 2 * kLanes * sizeof(T));
@@ -160,8 +160,8 @@ void pipe_step(int64_t n, const T* xm, float* mx, const T* xe, float* se, Vf vme
     if constexpr (E) exp_pair(xe, se, i, vme, s0);
     if constexpr (W) write_pair<NT>(sw, y, i, inv);
   }
-  if constexpr (M) *mx = max_finish(xm, n2, n, m0, m1);
-  if constexpr (E) *sum = exp_finish(xe, se, n2, n, vme, s0, s1);
+  if constexpr (M) *mx = max_finish(xm, n2, n, m0);
+  if constexpr (E) *sum = exp_finish(xe, se, n2, n, vme, s0);
   if constexpr (W) write_finish<NT>(sw, y, n2, n, inv);
 }
 
