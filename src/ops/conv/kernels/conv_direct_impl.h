@@ -13,6 +13,7 @@ inline constexpr int kTm = kLanes == 16 ? 14 : 6;  // pixels per register tile
 inline constexpr int kNr = 2 * kLanes;
 inline constexpr int64_t kPanelBytes = 512 << 10;  // weights of one channel block
 inline constexpr int64_t kTilesPerTask = 8;
+inline constexpr int64_t kTilesPerPanelTask = 48;
 inline constexpr int64_t kSmallWeights = 128 << 10;  // a task takes all panels below this
 inline constexpr int64_t kPfAhead = 8;               // weight rows prefetched ahead (from L2)
 inline constexpr int64_t kRunFloats = 2048;          // TileGeo::runs
@@ -255,12 +256,16 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
   });
 }
 
-// Tasks: (image, group, run of channel panels, run of kTilesPerTask pixel
-// tiles). A task walks the input channels in blocks (its panel's block of
-// weights, at most kPanelBytes, stays in L2 across its tiles), keeping
-// partial sums in y between blocks. Consecutive tasks share the larger
-// operand: the same pixels (input bigger than the weights: large feature
-// maps) or the same panel (weights bigger: deep layers). When all the
+// Tasks: (image, group, run of channel panels, run of pixel tiles). A task
+// walks the input channels in blocks (its panel's block of weights, at most
+// kPanelBytes, stays in L2 across its tiles), keeping partial sums in y
+// between blocks. Consecutive tasks share the larger operand: the same
+// pixels (input bigger than the weights: large feature maps; kTilesPerTask
+// tiles per task) or the same panel (weights bigger: deep layers; up to
+// kTilesPerPanelTask tiles in equal runs, so a panel's weights come from
+// memory once for many tiles: with 8 the other thread's tasks on the same
+// panel read it again, and an 8x8 map's last run of 3 tiles waited on
+// memory). When all the
 // group's weights are small (few input channels: at most kSmallWeights) a
 // task takes all panels, so each tile builds its input pointers once. The
 // blocking is fixed by the shape, so outputs never depend on the thread
@@ -272,11 +277,13 @@ inline void run(const DirectArgs& a) {
   const int64_t ppt = panel_bytes * npan_all <= kSmallWeights ? npan_all : 1;  // panels per task
   const int64_t npan = (npan_all + ppt - 1) / ppt;                             // panel runs
   const int64_t ntiles = (P + kTm - 1) / kTm;
-  const int64_t nchunks = (ntiles + kTilesPerTask - 1) / kTilesPerTask;
   const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
   const double w_bytes =
       static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
   const bool pixels_outer = in_bytes > w_bytes;
+  const int64_t max_tiles = pixels_outer ? kTilesPerTask : kTilesPerPanelTask;
+  const int64_t nchunks = (ntiles + max_tiles - 1) / max_tiles;
+  const int64_t tpt = (ntiles + nchunks - 1) / nchunks;  // tiles per task
   // Input-channel blocks: as few as keep a panel's block of weights within
   // kPanelBytes (L2), of equal size (a multiple of the sub-block).
   const int64_t nblk = std::max<int64_t>(1, (panel_bytes + kPanelBytes - 1) / kPanelBytes);
@@ -287,7 +294,7 @@ inline void run(const DirectArgs& a) {
     const int64_t ch = pixels_outer ? inner / npan : inner % nchunks;
     const int64_t pr = pixels_outer ? inner % npan : inner / nchunks;
     const int64_t g = t / (nchunks * npan) % a.groups, n = t / (nchunks * npan * a.groups);
-    const int64_t tile0 = ch * kTilesPerTask, tile1 = std::min(ntiles, tile0 + kTilesPerTask);
+    const int64_t tile0 = ch * tpt, tile1 = std::min(ntiles, tile0 + tpt);
     const int64_t pnl0 = pr * ppt, pnl1 = std::min(npan_all, pnl0 + ppt);
     TileGeo tg;
     tg.n = n;
