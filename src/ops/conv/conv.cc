@@ -153,7 +153,11 @@ CheckCase make_case(const CaseSpec& c, DType t, int r) {
   }
   int64_t kg = c.cin / groups;
   for (int64_t k : c.k) kg *= k;
-  cc.tol_scale = std::max(1.0, std::sqrt(static_cast<double>(kg)) / 2);
+  // Each output is one f32 sum of kg products, as in matmul (tol_for_k):
+  // sqrt(kg). With sqrt(kg) / 2, one draw of the 512-channel 3x3 case
+  // (K = 4608) failed the direct kernel by its rounding alone (5.7e-5 against
+  // the float64 sum of terms whose partial sums reach ~5).
+  cc.tol_scale = std::max(1.0, std::sqrt(static_cast<double>(kg)));
   return cc;
 }
 
@@ -200,6 +204,27 @@ std::vector<CheckCase> cases(int r, DType t) {
           {"strides", IL{2, 2}},
           {"layout", std::string("NHWC")},
           {"activation", std::string("silu")}},
+         true},
+        // Few channels, more output channels than a register panel (the
+        // UNet's stem: whole panels on the direct kernel's fast path, a
+        // partial one after them) and a partial last pixel tile.
+        {"3x3 pad 1 NHWC [1,13,9,4]->40 bias silu (stem)",
+         1,
+         4,
+         40,
+         {13, 9},
+         {3, 3},
+         {{"pads", IL{1, 1, 1, 1}},
+          {"layout", std::string("NHWC")},
+          {"activation", std::string("silu")}},
+         true},
+        {"3x3 pad 1 [2,5,11,10]->36 bias relu (stem)",
+         2,
+         5,
+         36,
+         {11, 10},
+         {3, 3},
+         {{"pads", IL{1, 1, 1, 1}}, {"activation", std::string("relu")}},
          true},
         {"3x3 groups 2 [1,8,9,9]->6",
          1,

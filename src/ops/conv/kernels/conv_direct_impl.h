@@ -140,9 +140,13 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
 // The tile's cnt pixels x (n0 + n1) channels to y; after the last input
 // channel block (`last`) with bias, activation K (chosen once per tile, not
 // per vector) and residual.
+// always_inline: out of line, the accumulators it reads would live in
+// memory through the whole K loop (GCC decides by the inlining budget of the
+// file, so adding an unrelated caller of the activations flipped it).
 template <Act K>
-inline void store_tile(const DirectArgs& a, float* y, int cnt, int n0, int n1, const Vf* acc0,
-                       const Vf* acc1, bool last, Vf b0, Vf b1) {
+__attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float* y, int cnt,
+                                                      int n0, int n1, const Vf* acc0,
+                                                      const Vf* acc1, bool last, Vf b0, Vf b1) {
   const float* res = last && a.residual ? a.residual + (y - a.y) : nullptr;
   for (int j = 0; j < cnt; ++j) {
     Vf v0 = acc0[j], v1 = acc1[j];
@@ -256,6 +260,63 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
   });
 }
 
+// A tile with its A panel built (few channels, one channel block, no
+// residual: the UNet's stem) over the whole panels [pnl0, pnl1): each panel
+// a loop of K steps and the epilogue, with nothing per panel but the
+// pointers. (accumulate, per panel, spent a quarter of the stem's time on its
+// setup and epilogue branches around K = 36 steps.) Activations other than
+// relu run as a pass over the tile's outputs (in L1) after all its panels:
+// inside the panel loop GCC kept their constants in registers across the K
+// loop, spilled accumulators and ran the AVX2 stem + SiLU 1.8x slower.
+template <Act K>
+inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, int64_t pnl1) {
+  constexpr bool kInline = K == Act::none || K == Act::relu;
+  constexpr Act kTileAct = kInline ? K : Act::none;
+  const int64_t kk = a.w.taps() * a.cin_g;
+  const float* panel = a.packed + tg.g * a.group_stride + pnl0 * kk * kNr;
+  const float* bias = a.bias ? a.bias + tg.g * a.cout_g + pnl0 * kNr : nullptr;
+  float* const y0 = a.y + (tg.n * a.w.out_size() + tg.m0) * a.cout + tg.g * a.cout_g + pnl0 * kNr;
+  float* y = y0;
+  const int cnt = tg.cnt;
+  for (int64_t pnl = pnl0; pnl < pnl1; ++pnl, panel += kk * kNr, y += kNr) {
+    Vf acc0[kTm], acc1[kTm];
+    for (int j = 0; j < kTm; ++j) acc0[j] = acc1[j] = zero();
+    for (int64_t e = 0; e < kk; ++e) {
+      const float* ae = tg.a_tile + e * kTm;
+      const Vf w0 = load(panel + e * kNr), w1 = load(panel + e * kNr + kLanes);
+      __builtin_prefetch(panel + (e + kPfAhead) * kNr, 0, 3);
+      if constexpr (kNr * sizeof(float) > 64)
+        __builtin_prefetch(panel + (e + kPfAhead) * kNr + 16, 0, 3);
+#pragma GCC unroll 14
+      for (int j = 0; j < kTm; ++j) {
+        const Vf b = set1(ae[j]);
+        acc0[j] = fma(b, w0, acc0[j]);
+        acc1[j] = fma(b, w1, acc1[j]);
+      }
+    }
+    Vf b0 = zero(), b1 = zero();
+    if (bias) {
+      b0 = load(bias);
+      b1 = load(bias + kLanes);
+      bias += kNr;
+    }
+#pragma GCC unroll 14
+    for (int j = 0; j < kTm; ++j) {
+      if (j >= cnt) break;
+      store(y + j * a.cout, act_apply_t<kTileAct>(acc0[j] + b0));
+      store(y + j * a.cout + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
+    }
+  }
+  if constexpr (!kInline) {
+    const int64_t cols = (pnl1 - pnl0) * kNr;
+    for (int j = 0; j < cnt; ++j)
+      for (int64_t c = 0; c < cols; c += kLanes) {
+        float* p = y0 + j * a.cout + c;
+        store(p, act_apply_t<K>(load(p)));
+      }
+  }
+}
+
 // Tasks: (image, group, run of channel panels, run of pixel tiles). A task
 // walks the input channels in blocks (its panel's block of weights, at most
 // kPanelBytes, stays in L2 across its tiles), keeping partial sums in y
@@ -305,6 +366,15 @@ inline void run(const DirectArgs& a) {
         tg.m0 = ti * kTm;
         tg.cnt = static_cast<int>(std::min<int64_t>(kTm, P - tg.m0));
         prepare(a, tg);
+        if (tg.packed && !a.residual && c0 == 0 && c1 == a.cin_g) {
+          // whole panels on the fast path, a partial last one on accumulate
+          const int64_t full = std::min(pnl1, pnl0 + (a.cout_g - pnl0 * kNr) / kNr);
+          if (full > pnl0)
+            with_act(a.act,
+                     [&](auto kind) { packed_panels<decltype(kind)::value>(a, tg, pnl0, full); });
+          for (int64_t pnl = full; pnl < pnl1; ++pnl) accumulate(a, tg, pnl, c0, c1);
+          continue;
+        }
         for (int64_t pnl = pnl0; pnl < pnl1; ++pnl) accumulate(a, tg, pnl, c0, c1);
       }
     }
