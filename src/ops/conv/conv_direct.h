@@ -34,6 +34,11 @@ struct DirectArgs {
   const float* residual = nullptr;  // output shape or null
   float* y = nullptr;               // [N, OD, OH, OW, Cout]
   gemm::Act act = gemm::Act::none;
+  // When set (bf16 / f16 in and out, no residual): the finished outputs,
+  // rounded once from f32, go here (same layout as y); y then holds only
+  // partial sums between input-channel blocks and staging for activations.
+  void* y_out = nullptr;
+  DType y_out_t = DType::f32;
 };
 
 using DirectFn = void (*)(const DirectArgs& a);

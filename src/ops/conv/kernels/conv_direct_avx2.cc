@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/simd/vec_avx2.h"
 #include "ops/conv/conv_direct.h"

@@ -137,17 +137,28 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
   }
 }
 
+// The finished output at the element of y that yf points to: y itself, or
+// a.y_out (bf16 / f16) when set.
+template <class T>
+inline T* out_at(const DirectArgs& a, float* yf) {
+  if constexpr (std::is_same_v<T, float>)
+    return yf;
+  else
+    return static_cast<T*>(a.y_out) + (yf - a.y);
+}
+
 // The tile's cnt pixels x (n0 + n1) channels to y; after the last input
 // channel block (`last`) with bias, activation K (chosen once per tile, not
-// per vector) and residual.
+// per vector) and residual, as T (float, or bf16 / f16 into a.y_out).
 // always_inline: out of line, the accumulators it reads would live in
 // memory through the whole K loop (GCC decides by the inlining budget of the
 // file, so adding an unrelated caller of the activations flipped it).
-template <Act K>
-__attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float* y, int cnt,
+template <Act K, class T = float>
+__attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float* yf, int cnt,
                                                       int n0, int n1, const Vf* acc0,
                                                       const Vf* acc1, bool last, Vf b0, Vf b1) {
-  const float* res = last && a.residual ? a.residual + (y - a.y) : nullptr;
+  const float* res = last && a.residual ? a.residual + (yf - a.y) : nullptr;
+  T* y = out_at<T>(a, yf);
   for (int j = 0; j < cnt; ++j) {
     Vf v0 = acc0[j], v1 = acc1[j];
     if (last) {
@@ -158,7 +169,7 @@ __attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float
         if (n1 > 0) v1 = v1 + load_n(res + j * a.cout + kLanes, n1);
       }
     }
-    float* o = y + j * a.cout;
+    T* o = y + j * a.cout;
     if (n0 == kLanes)
       store(o, v0);
     else
@@ -256,7 +267,13 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
     if (n1 > 0) b1 = load_n(a.bias + oc0 + kLanes, n1);
   }
   with_act(a.act, [&](auto kind) {
-    store_tile<decltype(kind)::value>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    constexpr Act k = decltype(kind)::value;
+    if (!a.y_out)
+      store_tile<k>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    else if (a.y_out_t == DType::bf16)
+      store_tile<k, bf16>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    else
+      store_tile<k, f16>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
   });
 }
 
@@ -265,10 +282,12 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
 // a loop of K steps and the epilogue, with nothing per panel but the
 // pointers. (accumulate, per panel, spent a quarter of the stem's time on its
 // setup and epilogue branches around K = 36 steps.) Activations other than
-// relu run as a pass over the tile's outputs (in L1) after all its panels:
-// inside the panel loop GCC kept their constants in registers across the K
-// loop, spilled accumulators and ran the AVX2 stem + SiLU 1.8x slower.
-template <Act K>
+// relu run as a pass over the tile's f32 outputs (in L1) after all its
+// panels: inside the panel loop GCC kept their constants in registers across
+// the K loop, spilled accumulators and ran the AVX2 stem + SiLU 1.8x slower.
+// T: the output (float, or bf16 / f16 into a.y_out, rounded once from the
+// same f32 value).
+template <Act K, class T>
 inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, int64_t pnl1) {
   constexpr bool kInline = K == Act::none || K == Act::relu;
   constexpr Act kTileAct = kInline ? K : Act::none;
@@ -278,6 +297,8 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
   float* const y0 = a.y + (tg.n * a.w.out_size() + tg.m0) * a.cout + tg.g * a.cout_g + pnl0 * kNr;
   float* y = y0;
   const int cnt = tg.cnt;
+  // Stores of the panel loop: finished outputs, or f32 values for the pass.
+  using TP = std::conditional_t<kInline, T, float>;
   for (int64_t pnl = pnl0; pnl < pnl1; ++pnl, panel += kk * kNr, y += kNr) {
     Vf acc0[kTm], acc1[kTm];
     for (int j = 0; j < kTm; ++j) acc0[j] = acc1[j] = zero();
@@ -303,8 +324,9 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
 #pragma GCC unroll 14
     for (int j = 0; j < kTm; ++j) {
       if (j >= cnt) break;
-      store(y + j * a.cout, act_apply_t<kTileAct>(acc0[j] + b0));
-      store(y + j * a.cout + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
+      TP* o = out_at<TP>(a, y + j * a.cout);
+      store(o, act_apply_t<kTileAct>(acc0[j] + b0));
+      store(o + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
     }
   }
   if constexpr (!kInline) {
@@ -312,7 +334,7 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
     for (int j = 0; j < cnt; ++j)
       for (int64_t c = 0; c < cols; c += kLanes) {
         float* p = y0 + j * a.cout + c;
-        store(p, act_apply_t<K>(load(p)));
+        store(out_at<T>(a, p), act_apply_t<K>(load(p)));
       }
   }
 }
@@ -370,8 +392,15 @@ inline void run(const DirectArgs& a) {
           // whole panels on the fast path, a partial last one on accumulate
           const int64_t full = std::min(pnl1, pnl0 + (a.cout_g - pnl0 * kNr) / kNr);
           if (full > pnl0)
-            with_act(a.act,
-                     [&](auto kind) { packed_panels<decltype(kind)::value>(a, tg, pnl0, full); });
+            with_act(a.act, [&](auto kind) {
+              constexpr Act k = decltype(kind)::value;
+              if (!a.y_out)
+                packed_panels<k, float>(a, tg, pnl0, full);
+              else if (a.y_out_t == DType::bf16)
+                packed_panels<k, bf16>(a, tg, pnl0, full);
+              else
+                packed_panels<k, f16>(a, tg, pnl0, full);
+            });
           for (int64_t pnl = full; pnl < pnl1; ++pnl) accumulate(a, tg, pnl, c0, c1);
           continue;
         }
