@@ -146,19 +146,37 @@ inline T* out_at(const DirectArgs& a, float* yf) {
   else
     return static_cast<T*>(a.y_out) + (yf - a.y);
 }
+template <class T>
+inline void convert_row(const float* src, T* dst, int n) {
+  int c = 0;
+  for (; c + kLanes <= n; c += kLanes) store(dst + c, load(src + c));
+  if (c < n) store_n(dst + c, load_n(src + c, n - c), n - c);
+}
+
+// The finished f32 outputs of cnt pixels x nc channels at y, rounded into
+// a.y_out (out of line: accumulate's accumulators stay in registers only
+// while its epilogue is small).
+[[gnu::noinline]] inline void round_out(const DirectArgs& a, const float* y, int cnt, int nc) {
+  for (int j = 0; j < cnt; ++j) {
+    const float* src = y + j * a.cout;
+    if (a.y_out_t == DType::bf16)
+      convert_row(src, out_at<bf16>(a, const_cast<float*>(src)), nc);
+    else
+      convert_row(src, out_at<f16>(a, const_cast<float*>(src)), nc);
+  }
+}
 
 // The tile's cnt pixels x (n0 + n1) channels to y; after the last input
 // channel block (`last`) with bias, activation K (chosen once per tile, not
-// per vector) and residual, as T (float, or bf16 / f16 into a.y_out).
+// per vector) and residual.
 // always_inline: out of line, the accumulators it reads would live in
 // memory through the whole K loop (GCC decides by the inlining budget of the
 // file, so adding an unrelated caller of the activations flipped it).
-template <Act K, class T = float>
-__attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float* yf, int cnt,
+template <Act K>
+__attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float* y, int cnt,
                                                       int n0, int n1, const Vf* acc0,
                                                       const Vf* acc1, bool last, Vf b0, Vf b1) {
-  const float* res = last && a.residual ? a.residual + (yf - a.y) : nullptr;
-  T* y = out_at<T>(a, yf);
+  const float* res = last && a.residual ? a.residual + (y - a.y) : nullptr;
   for (int j = 0; j < cnt; ++j) {
     Vf v0 = acc0[j], v1 = acc1[j];
     if (last) {
@@ -169,7 +187,7 @@ __attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float
         if (n1 > 0) v1 = v1 + load_n(res + j * a.cout + kLanes, n1);
       }
     }
-    T* o = y + j * a.cout;
+    float* o = y + j * a.cout;
     if (n0 == kLanes)
       store(o, v0);
     else
@@ -267,14 +285,9 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
     if (n1 > 0) b1 = load_n(a.bias + oc0 + kLanes, n1);
   }
   with_act(a.act, [&](auto kind) {
-    constexpr Act k = decltype(kind)::value;
-    if (!a.y_out)
-      store_tile<k>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
-    else if (a.y_out_t == DType::bf16)
-      store_tile<k, bf16>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
-    else
-      store_tile<k, f16>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    store_tile<decltype(kind)::value>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
   });
+  if (a.y_out) round_out(a, y, cnt, nc);
 }
 
 // A tile with its A panel built (few channels, one channel block, no
