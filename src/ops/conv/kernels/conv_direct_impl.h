@@ -290,16 +290,26 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
   if (a.y_out) round_out(a, y, cnt, nc);
 }
 
+// A panel's f32 tile (kTm x kNr, staged) through activation K into dst (T:
+// float, or bf16 / f16 rounded once). Out of line on purpose: inlined next to
+// packed_panels' K loop, GCC kept the activation's constants in registers
+// across it and spilled accumulators (the AVX2 stem + SiLU ran 1.8x slower).
+template <Act K, class T>
+[[gnu::noinline]] void act_rows(const float* stage, T* dst, int cnt, int64_t ld) {
+  for (int j = 0; j < cnt; ++j) {
+    store(dst + j * ld, act_apply_t<K>(load(stage + j * kNr)));
+    store(dst + j * ld + kLanes, act_apply_t<K>(load(stage + j * kNr + kLanes)));
+  }
+}
+
 // A tile with its A panel built (few channels, one channel block, no
 // residual: the UNet's stem) over the whole panels [pnl0, pnl1): each panel
 // a loop of K steps and the epilogue, with nothing per panel but the
-// pointers. (accumulate, per panel, spent a quarter of the stem's time on its
-// setup and epilogue branches around K = 36 steps.) Activations other than
-// relu run as a pass over the tile's f32 outputs (in L1) after all its
-// panels: inside the panel loop GCC kept their constants in registers across
-// the K loop, spilled accumulators and ran the AVX2 stem + SiLU 1.8x slower.
-// T: the output (float, or bf16 / f16 into a.y_out, rounded once from the
-// same f32 value).
+// pointers (accumulate, per panel, spent a quarter of the stem's time on its
+// setup and epilogue branches around K = 36 steps). Output T: float, or
+// bf16 / f16 into a.y_out, rounded once from the f32 value. relu and no
+// activation are applied in the epilogue; the others stage the panel's f32
+// values on the stack for act_rows.
 template <Act K, class T>
 inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, int64_t pnl1) {
   constexpr bool kInline = K == Act::none || K == Act::relu;
@@ -312,6 +322,8 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
   const int cnt = tg.cnt;
   // Stores of the panel loop: finished outputs, or f32 values for the pass.
   using TP = std::conditional_t<kInline, T, float>;
+  constexpr bool kStage = !kInline;
+  alignas(64) float stage[kStage ? kTm * kNr : 1];
   for (int64_t pnl = pnl0; pnl < pnl1; ++pnl, panel += kk * kNr, y += kNr) {
     Vf acc0[kTm], acc1[kTm];
     for (int j = 0; j < kTm; ++j) acc0[j] = acc1[j] = zero();
@@ -337,18 +349,15 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
 #pragma GCC unroll 14
     for (int j = 0; j < kTm; ++j) {
       if (j >= cnt) break;
-      TP* o = out_at<TP>(a, y + j * a.cout);
+      TP* o;
+      if constexpr (kStage)
+        o = stage + j * kNr;
+      else
+        o = out_at<TP>(a, y + j * a.cout);
       store(o, act_apply_t<kTileAct>(acc0[j] + b0));
       store(o + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
     }
-  }
-  if constexpr (!kInline) {
-    const int64_t cols = (pnl1 - pnl0) * kNr;
-    for (int j = 0; j < cnt; ++j)
-      for (int64_t c = 0; c < cols; c += kLanes) {
-        float* p = y0 + j * a.cout + c;
-        store(out_at<T>(a, p), act_apply_t<K>(load(p)));
-      }
+    if constexpr (kStage) act_rows<K>(stage, out_at<T>(a, y), cnt, a.cout);
   }
 }
 
