@@ -16,7 +16,10 @@ inline constexpr int64_t kTilesPerTask = 8;
 inline constexpr int64_t kTilesPerPanelTask = 48;
 inline constexpr int64_t kSmallWeights = 128 << 10;  // a task takes all panels below this
 inline constexpr int64_t kPfAhead = 8;               // weight rows prefetched ahead (from L2)
-inline constexpr int64_t kRunFloats = 2048;          // TileGeo::runs
+// ... and into L2 from memory: the first tile over a block of weights that
+// are not in L2 yet (deep layers, 8x8 and 16x16 maps) waited on memory.
+inline constexpr int64_t kPfFar = 64;
+inline constexpr int64_t kRunFloats = 2048;  // TileGeo::runs
 
 // One register tile: output pixels [m0, m0 + cnt) (flattened over od, oh,
 // ow) of image n and group g, and the input row each pixel reads for every
@@ -227,8 +230,11 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
   auto step_with = [&](auto in, const float* wp, int64_t e) {
     const Vf w0 = load(wp + e * kNr), w1 = load(wp + e * kNr + kLanes);
     __builtin_prefetch(wp + (e + kPfAhead) * kNr, 0, 3);
-    if constexpr (kNr * sizeof(float) > 64)
+    __builtin_prefetch(wp + (e + kPfFar) * kNr, 0, 2);
+    if constexpr (kNr * sizeof(float) > 64) {
       __builtin_prefetch(wp + (e + kPfAhead) * kNr + 16, 0, 3);
+      __builtin_prefetch(wp + (e + kPfFar) * kNr + 16, 0, 2);
+    }
 #pragma GCC unroll 14
     for (int j = 0; j < kTm; ++j) {
       const Vf b = set1(in(j));
