@@ -36,7 +36,8 @@ struct DirectArgs {
   gemm::Act act = gemm::Act::none;
   // When set (bf16 / f16 in and out, no residual): the finished outputs,
   // rounded once from f32, go here (same layout as y); y then holds only
-  // partial sums between input-channel blocks and staging for activations.
+  // partial sums between input-channel blocks and the f32 tiles rounded
+  // from.
   void* y_out = nullptr;
   DType y_out_t = DType::f32;
 };

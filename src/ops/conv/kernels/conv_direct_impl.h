@@ -143,9 +143,9 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
 // The finished output at the element of y that yf points to: y itself, or
 // a.y_out (bf16 / f16) when set.
 template <class T>
-inline T* out_at(const DirectArgs& a, float* yf) {
+inline T* out_at(const DirectArgs& a, const float* yf) {
   if constexpr (std::is_same_v<T, float>)
-    return yf;
+    return a.y + (yf - a.y);
   else
     return static_cast<T*>(a.y_out) + (yf - a.y);
 }
@@ -163,9 +163,9 @@ inline void convert_row(const float* src, T* dst, int n) {
   for (int j = 0; j < cnt; ++j) {
     const float* src = y + j * a.cout;
     if (a.y_out_t == DType::bf16)
-      convert_row(src, out_at<bf16>(a, const_cast<float*>(src)), nc);
+      convert_row(src, out_at<bf16>(a, src), nc);
     else
-      convert_row(src, out_at<f16>(a, const_cast<float*>(src)), nc);
+      convert_row(src, out_at<f16>(a, src), nc);
   }
 }
 
@@ -326,7 +326,7 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
   float* const y0 = a.y + (tg.n * a.w.out_size() + tg.m0) * a.cout + tg.g * a.cout_g + pnl0 * kNr;
   float* y = y0;
   const int cnt = tg.cnt;
-  // Stores of the panel loop: finished outputs, or f32 values for the pass.
+  // Stores of the panel loop: finished outputs, or f32 values for act_rows.
   using TP = std::conditional_t<kInline, T, float>;
   constexpr bool kStage = !kInline;
   alignas(64) float stage[kStage ? kTm * kNr : 1];
@@ -376,9 +376,9 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
 // kTilesPerPanelTask tiles in equal runs, so a panel's weights come from
 // memory once for many tiles: with 8 the other thread's tasks on the same
 // panel read it again, and an 8x8 map's last run of 3 tiles waited on
-// memory). When all the
-// group's weights are small (few input channels: at most kSmallWeights) a
-// task takes all panels, so each tile builds its input pointers once. The
+// memory). When all the group's weights are small (few input channels: at
+// most kSmallWeights) a task takes all panels, so each tile builds its input
+// pointers once. The
 // blocking is fixed by the shape, so outputs never depend on the thread
 // count or the task order.
 inline void run(const DirectArgs& a) {
