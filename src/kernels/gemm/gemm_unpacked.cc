@@ -67,15 +67,17 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
   }
   const float* af = static_cast<const float*>(a.p);
   int64_t lda = a.rs;
+  const UnpackedKernel uk = p.isa == Isa::avx512 ? unpacked_avx512()
+                            : p.isa == Isa::avx2 ? unpacked_avx2()
+                                                 : unpacked_scalar();
   const bool convert = a.t != DType::f32 || a.cs != 1;
-  // bf16 weight rows on AVX-512 are read in pairs (dot_span, kDotPairs of
-  // gemm_unpacked_avx512.cc): A, being converted anyway, is written in their
-  // order.
+  // An ISA that reads bf16 weight rows in pairs (dot_span's Pairs) gets A,
+  // converted anyway, written in their order.
+  const int64_t L = uk.pair_lanes;
   const bool a_pairs =
-      convert && b.t == DType::bf16 && p.isa == Isa::avx512 && bv.rs == 1 && (bv.cs != 1 || N == 1);
+      convert && b.t == DType::bf16 && L > 0 && bv.rs == 1 && (bv.cs != 1 || N == 1);
   if (convert) {
     float* w = static_cast<float*>(ws);
-    const int64_t L = 16;  // AVX-512's floats per vector
     lda = a_pairs ? (K + 2 * L - 1) / (2 * L) * (2 * L) : K;
     auto to_f32_rows = [&](const auto* src) {
       if (a_pairs)
@@ -96,10 +98,7 @@ void run_unpacked(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
     }
     af = w;
   }
-  UnpackedFn fn = p.isa == Isa::avx512 ? unpacked_avx512()
-                  : p.isa == Isa::avx2 ? unpacked_avx2()
-                                       : unpacked_scalar();
-  fn(p, M, N, K, af, lda, bv, out, ep, a_pairs);
+  uk.fn(p, M, N, K, af, lda, bv, out, ep, a_pairs);
 }
 
 }  // namespace opsnn::gemm

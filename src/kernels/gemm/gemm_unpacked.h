@@ -48,8 +48,15 @@ using UnpackedFn = void (*)(const Params& p, int64_t M, int64_t N, int64_t K, co
 using UnpackedDpFn = void (*)(const Params& p, int64_t M, int64_t N, int64_t K, const bf16* a,
                               int64_t lda, const MatView& b, const OutView& c, const Epilogue& ep);
 UnpackedDpFn unpacked_dp_avx512bf16();
-UnpackedFn unpacked_scalar();
-UnpackedFn unpacked_avx2();
-UnpackedFn unpacked_avx512();
+// An ISA's entry point and how it reads bf16 weight rows: pair_lanes > 0
+// (its floats per vector) when in pairs, so A must come in pair order
+// (kDotPairs of its file), else 0.
+struct UnpackedKernel {
+  UnpackedFn fn;
+  int pair_lanes;
+};
+UnpackedKernel unpacked_scalar();
+UnpackedKernel unpacked_avx2();
+UnpackedKernel unpacked_avx512();
 
 }  // namespace opsnn::gemm

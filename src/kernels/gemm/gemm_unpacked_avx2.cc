@@ -21,5 +21,8 @@ inline constexpr bool kDotPairs = false;
 }  // namespace opsnn::simd::avx2
 
 namespace opsnn::gemm {
-UnpackedFn unpacked_avx2() { return &simd::avx2::detail::run_unpacked; }
+UnpackedKernel unpacked_avx2() {
+  using namespace simd::avx2;
+  return {&detail::run_unpacked, kDotPairs ? kLanes : 0};
+}
 }  // namespace opsnn::gemm

@@ -27,5 +27,8 @@ inline constexpr bool kDotPairs = true;
 }  // namespace opsnn::simd::avx512
 
 namespace opsnn::gemm {
-UnpackedFn unpacked_avx512() { return &simd::avx512::detail::run_unpacked; }
+UnpackedKernel unpacked_avx512() {
+  using namespace simd::avx512;
+  return {&detail::run_unpacked, kDotPairs ? kLanes : 0};
+}
 }  // namespace opsnn::gemm

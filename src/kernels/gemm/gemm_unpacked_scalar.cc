@@ -16,5 +16,8 @@ inline constexpr bool kDotPairs = false;
 }  // namespace opsnn::simd::scalar
 
 namespace opsnn::gemm {
-UnpackedFn unpacked_scalar() { return &simd::scalar::detail::run_unpacked; }
+UnpackedKernel unpacked_scalar() {
+  using namespace simd::scalar;
+  return {&detail::run_unpacked, kDotPairs ? kLanes : 0};
+}
 }  // namespace opsnn::gemm
