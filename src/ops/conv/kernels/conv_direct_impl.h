@@ -202,6 +202,26 @@ __attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float
   }
 }
 
+// Weight row e of wp: kTm broadcasts (pixel j's input in(j)) times two weight
+// vectors, the row 8 ahead prefetched into L1 and (Far) 64 ahead into L2.
+template <bool Far, class In>
+__attribute__((always_inline)) inline void weight_row_step(Vf (&acc0)[kTm], Vf (&acc1)[kTm], In in,
+                                                           const float* wp, int64_t e) {
+  const Vf w0 = load(wp + e * kNr), w1 = load(wp + e * kNr + kLanes);
+  __builtin_prefetch(wp + (e + kPfAhead) * kNr, 0, 3);
+  if constexpr (Far) __builtin_prefetch(wp + (e + kPfFar) * kNr, 0, 2);
+  if constexpr (kNr * sizeof(float) > 64) {
+    __builtin_prefetch(wp + (e + kPfAhead) * kNr + 16, 0, 3);
+    if constexpr (Far) __builtin_prefetch(wp + (e + kPfFar) * kNr + 16, 0, 2);
+  }
+#pragma GCC unroll 14
+  for (int j = 0; j < kTm; ++j) {
+    const Vf b = set1(in(j));
+    acc0[j] = fma(b, w0, acc0[j]);
+    acc1[j] = fma(b, w1, acc1[j]);
+  }
+}
+
 // The tile's output channels of panel `pnl`, input channels [c0, c1): starts
 // from zero (first block) or the partial sums in y, and applies the epilogue
 // after the last block.
@@ -225,22 +245,8 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
       acc1[j] = n1 > 0 ? load_n(y + j * a.cout + kLanes, n1) : zero();
     }
   }
-  // Weight row e of wp: kTm broadcasts (pixel j's input in(j)) times two
-  // weight vectors.
   auto step_with = [&](auto in, const float* wp, int64_t e) {
-    const Vf w0 = load(wp + e * kNr), w1 = load(wp + e * kNr + kLanes);
-    __builtin_prefetch(wp + (e + kPfAhead) * kNr, 0, 3);
-    __builtin_prefetch(wp + (e + kPfFar) * kNr, 0, 2);
-    if constexpr (kNr * sizeof(float) > 64) {
-      __builtin_prefetch(wp + (e + kPfAhead) * kNr + 16, 0, 3);
-      __builtin_prefetch(wp + (e + kPfFar) * kNr + 16, 0, 2);
-    }
-#pragma GCC unroll 14
-    for (int j = 0; j < kTm; ++j) {
-      const Vf b = set1(in(j));
-      acc0[j] = fma(b, w0, acc0[j]);
-      acc1[j] = fma(b, w1, acc1[j]);
-    }
+    weight_row_step<true>(acc0, acc1, in, wp, e);
   };
   auto step = [&](const float* const* px, const float* wp, int64_t e) {
     step_with([&](int j) { return px[j][e]; }, wp, e);
@@ -335,16 +341,8 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
     for (int j = 0; j < kTm; ++j) acc0[j] = acc1[j] = zero();
     for (int64_t e = 0; e < kk; ++e) {
       const float* ae = tg.a_tile + e * kTm;
-      const Vf w0 = load(panel + e * kNr), w1 = load(panel + e * kNr + kLanes);
-      __builtin_prefetch(panel + (e + kPfAhead) * kNr, 0, 3);
-      if constexpr (kNr * sizeof(float) > 64)
-        __builtin_prefetch(panel + (e + kPfAhead) * kNr + 16, 0, 3);
-#pragma GCC unroll 14
-      for (int j = 0; j < kTm; ++j) {
-        const Vf b = set1(ae[j]);
-        acc0[j] = fma(b, w0, acc0[j]);
-        acc1[j] = fma(b, w1, acc1[j]);
-      }
+      weight_row_step<false>(
+          acc0, acc1, [&](int j) { return ae[j]; }, panel, e);
     }
     Vf b0 = zero(), b1 = zero();
     if (bias) {
