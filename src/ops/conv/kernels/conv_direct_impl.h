@@ -149,23 +149,18 @@ inline T* out_at(const DirectArgs& a, const float* yf) {
   else
     return static_cast<T*>(a.y_out) + (yf - a.y);
 }
-template <class T>
-inline void convert_row(const float* src, T* dst, int n) {
-  int c = 0;
-  for (; c + kLanes <= n; c += kLanes) store(dst + c, load(src + c));
-  if (c < n) store_n(dst + c, load_n(src + c, n - c), n - c);
-}
 
 // The finished f32 outputs of cnt pixels x nc channels at y, rounded into
 // a.y_out (out of line: accumulate's accumulators stay in registers only
 // while its epilogue is small).
 [[gnu::noinline]] inline void round_out(const DirectArgs& a, const float* y, int cnt, int nc) {
+  const auto n = static_cast<size_t>(nc);
   for (int j = 0; j < cnt; ++j) {
     const float* src = y + j * a.cout;
     if (a.y_out_t == DType::bf16)
-      convert_row(src, out_at<bf16>(a, src), nc);
+      convert_f32_to_bf16(src, out_at<bf16>(a, src), n);
     else
-      convert_row(src, out_at<f16>(a, src), nc);
+      convert_f32_to_f16(src, out_at<f16>(a, src), n);
   }
 }
 
