@@ -51,24 +51,10 @@ Tensor as(const Tensor& f, DType t) {
   return o;
 }
 
-// Indices into `all`, or shapes of one's own as CinxCoutxHxWxk (padding
-// k / 2), comma-separated.
-std::vector<ConvShape> select_shapes(const std::vector<ConvShape>& all, const char* sel) {
-  if (!sel || std::string(sel) == "all") return all;
-  std::vector<ConvShape> r;
-  const std::string s = sel;
-  for (size_t pos = 0; pos <= s.size();) {
-    const size_t e = std::min(s.find(',', pos), s.size());
-    const std::string tok = s.substr(pos, e - pos);
-    pos = e + 1;
-    ConvShape c{};
-    if (std::sscanf(tok.c_str(), "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64, &c.cin,
-                    &c.cout, &c.h, &c.w, &c.k) == 5)
-      r.push_back(c);
-    else if (const size_t i = static_cast<size_t>(std::atoi(tok.c_str())); i < all.size())
-      r.push_back(all[i]);
-  }
-  return r;
+// A shape of one's own: CinxCoutxHxWxk (padding k / 2).
+bool parse_shape(const std::string& tok, ConvShape* c) {
+  return std::sscanf(tok.c_str(), "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64,
+                     &c->cin, &c->cout, &c->h, &c->w, &c->k) == 5;
 }
 
 }  // namespace
@@ -79,7 +65,7 @@ int main(int argc, char** argv) {
       {4, 320, 64, 64, 3},     {320, 320, 64, 64, 3},   {640, 640, 32, 32, 3},
       {1280, 1280, 16, 16, 3}, {1280, 1280, 8, 8, 3},   {320, 640, 32, 32, 1},
       {512, 512, 64, 64, 3},   {256, 256, 256, 256, 3}, {128, 128, 512, 512, 3}};
-  const std::vector<ConvShape> shapes = select_shapes(all, argc > 2 ? argv[2] : nullptr);
+  const std::vector<ConvShape> shapes = pick(all, argc > 2 ? argv[2] : nullptr, parse_shape);
   const std::string dsel = argc > 3 ? argv[3] : "all";
   double peak = 0;
   for (int i = 0; i < 2; ++i) peak = std::max(peak, measure_fma_peak_gflops());

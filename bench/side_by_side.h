@@ -94,20 +94,30 @@ std::vector<Stat> time_side_by_side(std::vector<Contender>& cs, int rounds) {
 }
 
 // The entries of `all` named by `sel`, a comma-separated list of indices
-// (absent or "all": every entry; indices out of range are skipped).
-template <class T>
-std::vector<T> pick(const std::vector<T>& all, const char* sel) {
+// (absent or "all": every entry; indices out of range are skipped). A token
+// that `own(token, &entry)` accepts is an entry of the caller's own instead
+// (a shape written out).
+template <class T, class Own>
+std::vector<T> pick(const std::vector<T>& all, const char* sel, Own&& own) {
   if (!sel || std::string(sel) == "all") return all;
   std::vector<T> r;
   const std::string s = sel;
   size_t pos = 0;
   while (pos <= s.size()) {
     const size_t e = std::min(s.find(',', pos), s.size());
-    const size_t i = static_cast<size_t>(std::atoi(s.substr(pos, e - pos).c_str()));
-    if (i < all.size()) r.push_back(all[i]);
+    const std::string tok = s.substr(pos, e - pos);
+    T entry{};
+    if (own(tok, &entry))
+      r.push_back(entry);
+    else if (const auto i = static_cast<size_t>(std::atoi(tok.c_str())); i < all.size())
+      r.push_back(all[i]);
     pos = e + 1;
   }
   return r;
+}
+template <class T>
+std::vector<T> pick(const std::vector<T>& all, const char* sel) {
+  return pick(all, sel, [](const std::string&, T*) { return false; });
 }
 
 inline double geomean(const std::vector<double>& v) {
