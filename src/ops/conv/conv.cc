@@ -334,6 +334,17 @@ std::vector<CheckCase> cases(int r, DType t) {
          {17, 17},
          {3, 3},
          {{"pads", IL{1, 1, 1, 1}}}},
+        // Weights over half of L2 (2 MiB on the Xeon): the direct kernel's
+        // tasks take runs of panels, the last run shorter and its last
+        // panel partial.
+        {"3x3 pad 1 NHWC panel runs [1,6,7,512]->72 bias",
+         1,
+         512,
+         72,
+         {6, 7},
+         {3, 3},
+         {{"pads", IL{1, 1, 1, 1}}, {"layout", std::string("NHWC")}},
+         true},
         // One GEMM tile per image, >= 4 tiles: threads take whole tiles.
         {"batch 4 (tiles over threads) [4,5,6,6]->7 bias relu",
          4,
