@@ -334,9 +334,8 @@ std::vector<CheckCase> cases(int r, DType t) {
          {17, 17},
          {3, 3},
          {{"pads", IL{1, 1, 1, 1}}}},
-        // Weights over half of L2 (2 MiB on the Xeon): the direct kernel's
-        // tasks take runs of panels, the last run shorter and its last
-        // panel partial.
+        // Weights of 1.3 MB, over half of a 2 MiB L2: the direct kernel's
+        // tasks take runs of panels (AVX2: 3 + 2), the last panel partial.
         {"3x3 pad 1 NHWC panel runs [1,6,7,512]->72 bias",
          1,
          512,
