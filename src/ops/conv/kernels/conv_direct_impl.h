@@ -323,8 +323,7 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
   const int64_t kk = a.w.taps() * a.cin_g;
   const float* panel = a.packed + tg.g * a.group_stride + pnl0 * kk * kNr;
   const float* bias = a.bias ? a.bias + tg.g * a.cout_g + pnl0 * kNr : nullptr;
-  float* const y0 = a.y + (tg.n * a.w.out_size() + tg.m0) * a.cout + tg.g * a.cout_g + pnl0 * kNr;
-  float* y = y0;
+  float* y = a.y + (tg.n * a.w.out_size() + tg.m0) * a.cout + tg.g * a.cout_g + pnl0 * kNr;
   const int cnt = tg.cnt;
   // Stores of the panel loop: finished outputs, or f32 values for act_rows.
   using TP = std::conditional_t<kInline, T, float>;
