@@ -7,10 +7,12 @@
 // rounds (side_by_side.h); prints min and median and the speed ratios.
 //
 // Build: cmake -DOPSNN_BUILD_PEER_BENCH=ON (after bench/setup_peers.sh).
-// Run:   build/bench/opsnn_bench_conv_peers [rounds] [shapes] [dtypes]
+// Run:   build/bench/opsnn_bench_conv_peers [rounds] [shapes] [dtypes] [layout]
 //   shapes: comma-separated indices into the list below (default all) or
-//           shapes of one's own, CinxCoutxHxWxk (e.g. 320x32x8x142x3);
-//   dtypes: f32, bf16 or all (default).
+//           shapes of one's own, CinxCoutxHxWxk[xG] (e.g. 320x32x8x142x3;
+//           G: groups, 1 unless given; depthwise: 320x320x64x64x3x320);
+//   dtypes: f32, bf16 or all (default);
+//   layout: NHWC (default) or NCHW, ours only (oneDNN keeps `any`).
 //   AVX2: OPSNN_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 build/bench/opsnn_bench_conv_peers ...
 #include <algorithm>
 #include <chrono>
@@ -33,7 +35,7 @@ using namespace opsnn;
 using namespace opsnn::bench;
 
 struct ConvShape {
-  int64_t cin, cout, h, w, k;
+  int64_t cin, cout, h, w, k, g = 1;
 };
 
 void fill(Tensor& t, uint32_t seed) {
@@ -51,10 +53,13 @@ Tensor as(const Tensor& f, DType t) {
   return o;
 }
 
-// A shape of one's own: CinxCoutxHxWxk (padding k / 2).
+// A shape of one's own: CinxCoutxHxWxk[xG] (padding k / 2, G groups).
 bool parse_shape(const std::string& tok, ConvShape* c) {
-  return std::sscanf(tok.c_str(), "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64,
-                     &c->cin, &c->cout, &c->h, &c->w, &c->k) == 5;
+  c->g = 1;
+  const int got = std::sscanf(
+      tok.c_str(), "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64, &c->cin,
+      &c->cout, &c->h, &c->w, &c->k, &c->g);
+  return (got == 5 || got == 6) && c->g >= 1 && c->cin % c->g == 0 && c->cout % c->g == 0;
 }
 
 }  // namespace
@@ -67,10 +72,13 @@ int main(int argc, char** argv) {
       {512, 512, 64, 64, 3},   {256, 256, 256, 256, 3}, {128, 128, 512, 512, 3}};
   const std::vector<ConvShape> shapes = pick(all, argc > 2 ? argv[2] : nullptr, parse_shape);
   const std::string dsel = argc > 3 ? argv[3] : "all";
+  const bool nchw = argc > 4 && std::string(argv[4]) == "NCHW";
   double peak = 0;
   for (int i = 0; i < 2; ++i) peak = std::max(peak, measure_fma_peak_gflops());
-  std::printf("threads %d, isa %s; FMA peak measured now %.1f GFLOP/s; %d interleaved rounds\n",
-              num_threads(), isa_name(active_isa()), peak, rounds);
+  std::printf(
+      "threads %d, isa %s; FMA peak measured now %.1f GFLOP/s; %d interleaved rounds; ours in "
+      "%s\n",
+      num_threads(), isa_name(active_isa()), peak, rounds, nchw ? "NCHW" : "NHWC");
   std::printf("%-5s %-22s %-14s %9s %9s %8s %7s %12s\n", "dtype", "Cin,Cout,H,W,k", "who", "min_ms",
               "med_ms", "GFLOP/s", "%peak", "ours/x(min)");
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
@@ -84,15 +92,18 @@ int main(int argc, char** argv) {
     const DType t = bf ? DType::bf16 : DType::f32;
     for (const ConvShape& s : shapes) {
       const int64_t pad = s.k / 2;
-      Tensor xf = Tensor::empty({1, s.h, s.w, s.cin}, DType::f32);
-      Tensor wf = Tensor::empty({s.cout, s.cin, s.k, s.k}, DType::f32);
+      const int64_t cin_g = s.cin / s.g;
+      Tensor xf =
+          Tensor::empty(nchw ? Shape{1, s.cin, s.h, s.w} : Shape{1, s.h, s.w, s.cin}, DType::f32);
+      Tensor wf = Tensor::empty({s.cout, cin_g, s.k, s.k}, DType::f32);
       Tensor bfv = Tensor::empty({s.cout}, DType::f32);
       fill(xf, 1);
       fill(wf, 2);
       fill(bfv, 3);
       Tensor x = as(xf, t), w = as(wf, t), b = as(bfv, t);
       const Attrs attrs{{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
-                        {"layout", std::string("NHWC")}};
+                        {"group", s.g},
+                        {"layout", std::string(nchw ? "NCHW" : "NHWC")}};
       Attrs fattrs = attrs;
       fattrs.set("activation", std::string("silu"));
       // The weight (and bias) are constant operands: packed once at create.
@@ -106,7 +117,9 @@ int main(int argc, char** argv) {
           DType::u8);
       // oneDNN: everything `any`, reorders done here, outside the timing.
       const dt d = bf ? dt::bf16 : dt::f32;
-      const dnnl::memory::dims src_dims{1, s.cin, s.h, s.w}, w_dims{s.cout, s.cin, s.k, s.k},
+      const dnnl::memory::dims src_dims{1, s.cin, s.h, s.w},
+          w_dims = s.g == 1 ? dnnl::memory::dims{s.cout, s.cin, s.k, s.k}
+                            : dnnl::memory::dims{s.g, s.cout / s.g, cin_g, s.k, s.k},
           dst_dims{1, s.cout, s.h, s.w}, strides{1, 1}, pads{pad, pad};
       dnnl::memory::desc src_any(src_dims, d, tag::any), w_any(w_dims, d, tag::any),
           dst_any(dst_dims, d, tag::any);
@@ -115,8 +128,8 @@ int main(int argc, char** argv) {
                                          dst_any, strides, pads, pads);
       dnnl::convolution_forward::primitive_desc pd(cd, eng);
       dnnl::convolution_forward prim(pd);
-      dnnl::memory src_u({src_dims, d, tag::nhwc}, eng, x.data());
-      dnnl::memory w_u({w_dims, d, tag::oihw}, eng, w.data());
+      dnnl::memory src_u({src_dims, d, nchw ? tag::nchw : tag::nhwc}, eng, x.data());
+      dnnl::memory w_u({w_dims, d, s.g == 1 ? tag::oihw : tag::goihw}, eng, w.data());
       dnnl::memory src_p(pd.src_desc(), eng), w_p(pd.weights_desc(), eng),
           dst_p(pd.dst_desc(), eng);
       dnnl::reorder(src_u, src_p).execute(strm, src_u, src_p);
@@ -143,11 +156,14 @@ int main(int argc, char** argv) {
            20}};
       const std::vector<Stat> st = time_side_by_side(cs, rounds);
       const char* who[] = {"opsnn", "onednn", "opsnn+bias+silu"};
-      const double flops = 2.0 * static_cast<double>(s.h * s.w * s.cout * s.cin * s.k * s.k);
-      char shp[40];
-      std::snprintf(shp, sizeof shp, "%lld,%lld,%lld,%lld,%lld", static_cast<long long>(s.cin),
+      const double flops = 2.0 * static_cast<double>(s.h * s.w * s.cout * cin_g * s.k * s.k);
+      char shp[48];
+      std::snprintf(shp, sizeof shp, "%lld,%lld,%lld,%lld,%lld%s", static_cast<long long>(s.cin),
                     static_cast<long long>(s.cout), static_cast<long long>(s.h),
-                    static_cast<long long>(s.w), static_cast<long long>(s.k));
+                    static_cast<long long>(s.w), static_cast<long long>(s.k),
+                    s.g == 1       ? ""
+                    : s.g == s.cin ? ",dw"
+                                   : ",grp");
       for (size_t i = 0; i < st.size(); ++i) {
         const double gf = flops / (st[i].min_ms * 1e-3) / 1e9;
         std::printf("%-5s %-22s %-14s %9.3f %9.3f %8.1f %6.1f%% %12.2f\n", dts, shp, who[i],

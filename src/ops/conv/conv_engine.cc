@@ -8,6 +8,8 @@
 #include "core/convert.h"
 #include "ops/conv/conv_act.h"
 #include "ops/conv/conv_direct.h"
+#include "ops/conv/depthwise.h"
+#include "ops/conv/layout_transpose.h"
 #include "opsnn/log.h"
 #include "opsnn/thread_pool.h"
 
@@ -96,22 +98,6 @@ void untile(const float* tile, int64_t mc, int64_t cout_g, T* out, int64_t plane
         else
           o[m] = to_f16(v);
       }
-    }
-  });
-}
-
-// Per image: [rows][cols] -> [cols][rows], in 32 x 32 blocks.
-template <class T>
-void transpose_images(const T* src, T* dst, int64_t n, int64_t rows, int64_t cols) {
-  constexpr int64_t B = 32;
-  const int64_t rb = (rows + B - 1) / B, cb = (cols + B - 1) / B;
-  parallel_for(n * rb * cb, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t img = t / (rb * cb), r0 = t / cb % rb * B, c0 = t % cb * B;
-      const T* s = src + img * rows * cols;
-      T* d = dst + img * rows * cols;
-      for (int64_t r = r0; r < std::min(rows, r0 + B); ++r)
-        for (int64_t c = c0; c < std::min(cols, c0 + B); ++c) d[c * rows + r] = s[r * cols + c];
     }
   });
 }
@@ -487,15 +473,20 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
 
 std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const ConvPlan& plan,
                                                    Isa isa) {
+  if (depthwise_ok(call, plan)) return make_depthwise_instance(call, plan, isa);
   auto inst = std::make_unique<ConvInstance>(plan, isa);
   if (const Tensor* w = call.constant(1))
     inst->prepack(*w);
   else
-    log_once(LogLevel::info, "conv-weight-per-call:" + call.op(),
-             call.op() +
-                 ": weight is not a constant operand; packed per call into the workspace "
-                 "(correct, slower: pass it with TensorDesc::constant to pack it once)");
+    note_weight_per_call(call);
   return inst;
+}
+
+void note_weight_per_call(const OpCall& call) {
+  log_once(LogLevel::info, "conv-weight-per-call:" + call.op(),
+           call.op() +
+               ": weight is not a constant operand; packed per call into the workspace "
+               "(correct, slower: pass it with TensorDesc::constant to pack it once)");
 }
 
 }  // namespace opsnn::conv

@@ -45,4 +45,7 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl);
 std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const ConvPlan& plan,
                                                    Isa isa);
 
+// Logs once per op that its weight is packed per call (not a constant).
+void note_weight_per_call(const OpCall& call);
+
 }  // namespace opsnn::conv

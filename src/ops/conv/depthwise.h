@@ -1,0 +1,47 @@
+// Depthwise convolution (group = input channels = output channels) with its
+// own kernel: the implicit GEMM would run one K = taps, N = 1 product per
+// channel. Channels last inside: vectors over channels, a register tile of
+// kDwPix output pixels along a row, the taps' weights packed once as f32
+// [taps][C rounded up to a vector] and read from L1. Padding taps add
+// 0 * w as the reference does (NaN/inf weights stay visible at borders).
+// Channels-first tensors are transposed to channels last at the boundary.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kernels/gemm/gemm.h"
+#include "ops/conv/conv_engine.h"
+#include "ops/conv/conv_geom.h"
+#include "opsnn/op.h"
+
+namespace opsnn::conv {
+
+struct DepthwiseArgs {
+  Window w;
+  int64_t n = 0, c = 0;
+  int64_t cp = 0;                  // C rounded up to 16 (the packed weight's row)
+  DType t = DType::f32;            // x, y and residual
+  const void* x = nullptr;         // [N, D, H, W, C]
+  void* y = nullptr;               // [N, OD, OH, OW, C]
+  const void* residual = nullptr;  // like y, or null
+  const float* wt = nullptr;       // [taps][cp]
+  const float* bias = nullptr;     // [cp] or null
+  gemm::Act act = gemm::Act::none;
+};
+
+// Most (kd, kh) kernel rows a kernel keeps pointers for.
+inline constexpr int64_t kDwMaxRows = 64;
+
+using DepthwiseFn = void (*)(const DepthwiseArgs& a);
+DepthwiseFn depthwise_fn_scalar();
+DepthwiseFn depthwise_fn_avx2();
+DepthwiseFn depthwise_fn_avx512();
+
+// True when the depthwise kernel takes the call: one input and one output
+// channel per group, x, y and the residual in one dtype.
+bool depthwise_ok(const OpCall& call, const ConvPlan& p);
+std::unique_ptr<KernelInstance> make_depthwise_instance(const OpCall& call, const ConvPlan& p,
+                                                        Isa isa);
+
+}  // namespace opsnn::conv
