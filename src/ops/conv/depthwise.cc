@@ -119,7 +119,7 @@ bool depthwise_ok(const OpCall& call, const ConvPlan& p) {
   const DType t = p.xt;
   const bool float_t = t == DType::f32 || t == DType::bf16 || t == DType::f16;
   return p.cin_g == 1 && p.cout_g == 1 && float_t && p.ot == t &&
-         (!call.has_input(3) || call.in(3).dtype == t) && p.w.k[0] * p.w.k[1] <= kDwMaxRows;
+         (!call.has_input(3) || call.in(3).dtype == t) && p.w.k[0] * (p.w.k[1] + 1) <= kDwMaxRows;
 }
 
 std::unique_ptr<KernelInstance> make_depthwise_instance(const OpCall& call, const ConvPlan& p,

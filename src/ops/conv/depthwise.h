@@ -30,7 +30,8 @@ struct DepthwiseArgs {
   gemm::Act act = gemm::Act::none;
 };
 
-// Most (kd, kh) kernel rows a kernel keeps pointers for.
+// Most input rows a kernel keeps pointers for: kd x (kh + 1) (two output
+// rows per group).
 inline constexpr int64_t kDwMaxRows = 64;
 
 using DepthwiseFn = void (*)(const DepthwiseArgs& a);
