@@ -76,8 +76,10 @@ struct Channels {
         for (int p = 0; p < kPix; ++p) {
           const T* src = b + kw * dil + p * step;
           if constexpr (Checked) {
-            const int64_t iw = iw0 + p * w.s[2];
-            src = p < np && iw >= 0 && iw < w.in[2] ? src : zb;
+            // Inside the row (one unsigned compare); pixels p >= np are
+            // computed from in-row data or zeros and not stored.
+            const auto iw = static_cast<uint64_t>(iw0 + p * w.s[2]);
+            src = iw < static_cast<uint64_t>(w.in[2]) ? src : zb;
           }
           for (int v = 0; v < NV; ++v) {
             Vf xv = ld(src + v * kLanes, v);
@@ -147,6 +149,12 @@ void row_group(const DepthwiseArgs& a, const RowGroup<T, R>& g, int64_t lo, int6
     };
     checked_to(std::min(lo, ow_n));
     for (; ow + kPix <= hi; ow += kPix) tile(std::false_type{}, ow, kPix);
+    if (ow < hi && hi - kPix >= lo) {
+      // The last inside pixels as a whole tile ending at hi: it recomputes
+      // some outputs of the tile before it, to the same bits.
+      tile(std::false_type{}, hi - kPix, kPix);
+      ow = hi;
+    }
     checked_to(ow_n);
   }
 }
