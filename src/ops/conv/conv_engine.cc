@@ -104,7 +104,7 @@ void untile(const float* tile, int64_t mc, int64_t cout_g, T* out, int64_t plane
 
 class ConvInstance : public KernelInstance {
  public:
-  ConvInstance(const ConvPlan& plan, Isa isa) : p_(plan) {
+  ConvInstance(const ConvPlan& plan, Isa isa) : p_(plan), tiles_(layout_tiles(isa)) {
     gp_ = gemm::default_params(isa, 0);
     const bool direct_isa = direct_fn(isa) && gp_.nr == direct_nr(isa);
     direct_ = (p_.direct_ok || p_.direct_widen_ok) && direct_isa ? direct_fn(isa) : nullptr;
@@ -187,7 +187,7 @@ class ConvInstance : public KernelInstance {
       if (xcl_) {
         bf16* xc = reinterpret_cast<bf16*>(cur);
         bf16* yc = reinterpret_cast<bf16*>(cur + xcl_);
-        transpose_images(a.x, xc, p_.n, p_.cin, p_.w.in_size());
+        transpose_images(a.x, xc, sizeof(*xc), p_.n, p_.cin, p_.w.in_size(), tiles_);
         a.x = xc;
         a.y = yc;
       }
@@ -204,7 +204,9 @@ class ConvInstance : public KernelInstance {
       }
       a.act = p_.act;
       direct_bf16_avx512bf16(a);
-      if (xcl_) transpose_images(a.y, out[0].data_as<bf16>(), p_.n, p_.w.out_size(), p_.cout);
+      if (xcl_)
+        transpose_images(a.y, out[0].data_as<bf16>(), sizeof(bf16), p_.n, p_.w.out_size(), p_.cout,
+                         tiles_);
       return;
     }
     if (direct_) {
@@ -229,7 +231,7 @@ class ConvInstance : public KernelInstance {
       if (xcl_) {
         float* xc = reinterpret_cast<float*>(cur);
         float* yc = reinterpret_cast<float*>(cur + xcl_);
-        transpose_images(a.x, xc, p_.n, p_.cin, p_.w.in_size());
+        transpose_images(a.x, xc, sizeof(*xc), p_.n, p_.cin, p_.w.in_size(), tiles_);
         a.x = xc;
         a.y = yc;
       }
@@ -251,7 +253,7 @@ class ConvInstance : public KernelInstance {
       direct_(a);
       if (a.y_out) return;
       float* y = widen_ ? yf : out[0].data_as<float>();
-      if (xcl_) transpose_images(a.y, y, p_.n, p_.w.out_size(), p_.cout);
+      if (xcl_) transpose_images(a.y, y, sizeof(float), p_.n, p_.w.out_size(), p_.cout, tiles_);
       if (widen_)
         convert_contiguous(yf, DType::f32, out[0].data(), out[0].dtype(),
                            static_cast<size_t>(out[0].numel()));
@@ -398,6 +400,7 @@ class ConvInstance : public KernelInstance {
   }
 
   ConvPlan p_;
+  shape::TileKernels tiles_;  // the layout transposes
   gemm::Params gp_;
   DType pt_ = DType::f32;
   size_t group_pack_ = 0, reorder_ = 0, col_ = 0, tile_ = 0;

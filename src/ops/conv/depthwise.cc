@@ -17,17 +17,10 @@ DepthwiseFn fn_for(Isa isa) {
   return depthwise_fn_scalar();
 }
 
-// Same-size element copies for the layout transposes (f32 or 16-bit).
-void transpose_any(const void* src, void* dst, size_t es, int64_t n, int64_t rows, int64_t cols) {
-  if (es == 4)
-    transpose_images(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), n, rows, cols);
-  else
-    transpose_images(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), n, rows, cols);
-}
-
 class DepthwiseInstance : public KernelInstance {
  public:
-  DepthwiseInstance(const ConvPlan& p, Isa isa, bool residual) : p_(p), fn_(fn_for(isa)) {
+  DepthwiseInstance(const ConvPlan& p, Isa isa, bool residual)
+      : p_(p), fn_(fn_for(isa)), tiles_(layout_tiles(isa)) {
     taps_ = p_.w.taps();
     cp_ = (p_.cin + 15) / 16 * 16;
     wbytes_ = round64(static_cast<size_t>(taps_ * cp_) * sizeof(float));
@@ -82,16 +75,16 @@ class DepthwiseInstance : public KernelInstance {
     const int64_t in_px = p_.w.in_size(), out_px = p_.w.out_size();
     if (!p_.cl) {
       // Channels first: x (and the residual) to channels last, y back.
-      transpose_any(a.x, cur, es, p_.n, p_.cin, in_px);
+      transpose_images(a.x, cur, es, p_.n, p_.cin, in_px, tiles_);
       a.x = cur;
       a.y = cur + xcl_;
       if (a.residual) {
-        transpose_any(a.residual, cur + xcl_ + ycl_, es, p_.n, p_.cout, out_px);
+        transpose_images(a.residual, cur + xcl_ + ycl_, es, p_.n, p_.cout, out_px, tiles_);
         a.residual = cur + xcl_ + ycl_;
       }
     }
     fn_(a);
-    if (!p_.cl) transpose_any(a.y, out[0].data(), es, p_.n, out_px, p_.cout);
+    if (!p_.cl) transpose_images(a.y, out[0].data(), es, p_.n, out_px, p_.cout, tiles_);
   }
 
  private:
@@ -107,6 +100,7 @@ class DepthwiseInstance : public KernelInstance {
 
   ConvPlan p_;
   DepthwiseFn fn_;
+  shape::TileKernels tiles_;
   int64_t taps_ = 0, cp_ = 0;
   size_t wbytes_ = 0, wtmp_ = 0, bbytes_ = 0;
   size_t xcl_ = 0, ycl_ = 0, rcl_ = 0;  // channels-first x, y, residual as channels last

@@ -1,27 +1,30 @@
-// Channels first <-> channels last at the convolution kernels' boundary.
+// Channels first <-> channels last at the convolution kernels' boundary,
+// through the shape ops' copy engine (cache-blocked in-register transposes
+// per ISA; a plain 32 x 32 loop here ran at ~1.6 GB/s on power-of-two
+// planes, whose rows all fall in one L1 set).
 #pragma once
 
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
-#include "opsnn/thread_pool.h"
+#include "ops/shape/kernels/copy.h"
+#include "opsnn/cpu.h"
 
 namespace opsnn::conv {
 
-// Per image: [rows][cols] -> [cols][rows], in 32 x 32 blocks.
-template <class T>
-void transpose_images(const T* src, T* dst, int64_t n, int64_t rows, int64_t cols) {
-  constexpr int64_t B = 32;
-  const int64_t rb = (rows + B - 1) / B, cb = (cols + B - 1) / B;
-  parallel_for(n * rb * cb, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t img = t / (rb * cb), r0 = t / cb % rb * B, c0 = t % cb * B;
-      const T* s = src + img * rows * cols;
-      T* d = dst + img * rows * cols;
-      for (int64_t r = r0; r < std::min(rows, r0 + B); ++r)
-        for (int64_t c = c0; c < std::min(cols, c0 + B); ++c) d[c * rows + r] = s[r * cols + c];
-    }
-  });
+inline shape::TileKernels layout_tiles(Isa isa) {
+  if (isa == Isa::avx512) return shape::tiles_avx512();
+  if (isa == Isa::avx2) return shape::tiles_avx2();
+  return shape::tiles_scalar();
+}
+
+// Per image: [rows][cols] -> [cols][rows], elements of es bytes.
+inline void transpose_images(const void* src, void* dst, size_t es, int64_t n, int64_t rows,
+                             int64_t cols, const shape::TileKernels& tiles) {
+  const int64_t shape[3] = {n, cols, rows};
+  const int64_t src_strides[3] = {rows * cols, 1, cols};
+  const int64_t dst_strides[3] = {rows * cols, rows, 1};
+  shape::strided_copy(es, shape, src, src_strides, dst, dst_strides, tiles);
 }
 
 }  // namespace opsnn::conv
