@@ -26,7 +26,7 @@ class DepthwiseInstance : public KernelInstance {
     wbytes_ = round64(static_cast<size_t>(taps_ * cp_) * sizeof(float));
     wtmp_ = round64(static_cast<size_t>(taps_ * p_.cin) * sizeof(float));
     bbytes_ = round64(static_cast<size_t>(cp_) * sizeof(float));
-    if (!p_.cl) {
+    if (!p_.cl && !dw_nchw_ok(p_.w)) {
       const size_t es = dtype_size(p_.xt);
       xcl_ = round64(static_cast<size_t>(p_.n * p_.cin * p_.w.in_size()) * es);
       ycl_ = round64(static_cast<size_t>(p_.n * p_.cout * p_.w.out_size()) * es);
@@ -73,8 +73,11 @@ class DepthwiseInstance : public KernelInstance {
     a.residual = in[3].data();
     const size_t es = dtype_size(p_.xt);
     const int64_t in_px = p_.w.in_size(), out_px = p_.w.out_size();
-    if (!p_.cl) {
-      // Channels first: x (and the residual) to channels last, y back.
+    a.cl = p_.cl || xcl_;
+    if (xcl_) {
+      // Channels first, rows too long for the channels-first kernel's
+      // staging (or a stride along W): x (and the residual) to channels
+      // last, y back.
       transpose_images(a.x, cur, es, p_.n, p_.cin, in_px, tiles_);
       a.x = cur;
       a.y = cur + xcl_;
@@ -84,7 +87,7 @@ class DepthwiseInstance : public KernelInstance {
       }
     }
     fn_(a);
-    if (!p_.cl) transpose_images(a.y, out[0].data(), es, p_.n, out_px, p_.cout, tiles_);
+    if (xcl_) transpose_images(a.y, out[0].data(), es, p_.n, out_px, p_.cout, tiles_);
   }
 
  private:

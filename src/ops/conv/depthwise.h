@@ -28,11 +28,28 @@ struct DepthwiseArgs {
   const float* wt = nullptr;       // [taps][cp]
   const float* bias = nullptr;     // [cp] or null
   gemm::Act act = gemm::Act::none;
+  bool cl = true;  // false: x, y, residual in NCHW (the channels-first kernel)
 };
 
 // Most input rows a kernel keeps pointers for: kd x (kh + 1) (two output
 // rows per group).
 inline constexpr int64_t kDwMaxRows = 64;
+
+// The channels-first kernel (stride 1 along W) stages each input row once
+// per plane, zero-padded and widened to f32, in a ring of rows on the task's
+// stack of at most this many floats; larger rows take the transposes.
+inline constexpr int64_t kDwStageFloats = 16384;
+// Ring rows per kd and padded row length of that kernel, and whether it
+// takes the case.
+inline int64_t dw_ring_rows(const Window& w) { return (w.k[1] - 1) * w.d[1] + 1 + w.s[1]; }
+inline int64_t dw_row_floats(const Window& w) {
+  const int64_t blk = 128;  // the widest output block (8 AVX-512 vectors)
+  return (w.out[2] + blk - 1) / blk * blk + (w.k[2] - 1) * w.d[2] + 16;
+}
+inline bool dw_nchw_ok(const Window& w) {
+  return w.s[2] == 1 && w.k[0] * dw_ring_rows(w) <= kDwMaxRows &&
+         (w.k[0] * dw_ring_rows(w) + 1) * dw_row_floats(w) <= kDwStageFloats;
+}
 
 using DepthwiseFn = void (*)(const DepthwiseArgs& a);
 DepthwiseFn depthwise_fn_scalar();

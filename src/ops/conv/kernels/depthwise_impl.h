@@ -199,9 +199,129 @@ void run_typed(const DepthwiseArgs& a) {
   });
 }
 
+// Channels first, stride 1 along W: per (n, c, od) plane, each input row
+// is staged once into a ring of f32 rows with its W padding as zeros (and
+// zeros past the end for whole vectors), so a block of V vectors of one
+// output row sums its taps with plain loads at ow + kw * d and a broadcast
+// weight: V independent FMA chains, no layout transposes.
+namespace nchw {
+
+template <class T>
+inline float to_f(T v) {
+  if constexpr (std::is_same_v<T, float>)
+    return v;
+  else
+    return opsnn::to_f32(v);
+}
+
+template <class T, act::Kind K>
+struct Plane {
+  const DepthwiseArgs& a;
+  int64_t c;
+  const float* const* rows;  // per (kd, kh): the staged input row
+  T* yr;                     // output row
+  const T* rr;               // residual row or null
+
+  template <int V>
+  void block(int64_t ow) const {
+    const Window& w = a.w;
+    const int64_t k1 = w.k[1], k2 = w.k[2];
+    Vf acc[V];
+    for (Vf& v : acc) v = zero();
+    for (int64_t j = 0; j < w.k[0] * k1; ++j) {
+      const float* b = rows[j] + ow;
+      for (int64_t kw = 0; kw < k2; ++kw) {
+        const Vf wk = set1(a.wt[(j * k2 + kw) * a.cp + c]);
+        for (int v = 0; v < V; ++v) acc[v] = fma(load(b + kw * w.d[2] + v * kLanes), wk, acc[v]);
+      }
+    }
+    const int64_t ow_n = w.out[2];
+    const Vf bias = a.bias ? set1(a.bias[c]) : zero();
+    for (int v = 0; v < V; ++v) {
+      const int64_t o = ow + v * kLanes;
+      if (o >= ow_n) break;
+      const int nl = static_cast<int>(std::min<int64_t>(kLanes, ow_n - o));
+      Vf y = act_apply_t<K>(a.bias ? acc[v] + bias : acc[v]);
+      if (nl == kLanes) {
+        if (rr) y = y + load(rr + o);
+        store(yr + o, y);
+      } else {
+        if (rr) y = y + load_n(rr + o, nl);
+        store_n(yr + o, y, nl);
+      }
+    }
+  }
+  void row() const {
+    const int64_t ow_n = a.w.out[2];
+    int64_t ow = 0;
+    for (; ow + 8 * kLanes <= ow_n; ow += 8 * kLanes) block<8>(ow);
+    for (; ow + 2 * kLanes <= ow_n; ow += 2 * kLanes) block<2>(ow);
+    for (; ow < ow_n; ow += kLanes) block<1>(ow);
+  }
+};
+
+template <class T, act::Kind K>
+void run(const DepthwiseArgs& a) {
+  const Window& w = a.w;
+  const int64_t C = a.c, IW = w.in[2], OW = w.out[2], OH = w.out[1];
+  const int64_t ring = conv::dw_ring_rows(w), len = conv::dw_row_floats(w);
+  const int64_t in_plane = w.in_size();
+  const T* x = static_cast<const T*>(a.x);
+  T* y = static_cast<T*>(a.y);
+  const T* res = static_cast<const T*>(a.residual);
+  parallel_for(a.n * C * w.out[0], 1, [&](int64_t p0, int64_t p1) {
+    alignas(64) float stage[conv::kDwStageFloats];
+    float* zrow = stage;  // the padding rows
+    std::fill(zrow, zrow + len, 0.0f);
+    int64_t tag[conv::kDwMaxRows];  // input row held by each ring slot
+    const float* rows[conv::kDwMaxRows];
+    for (int64_t pl = p0; pl < p1; ++pl) {
+      const int64_t nc = pl / w.out[0], od = pl % w.out[0], c = nc % C;
+      const T* xp = x + nc * in_plane;
+      std::fill(tag, tag + w.k[0] * ring, int64_t{-1});
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+          const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+          for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+            const int64_t j = kd * w.k[1] + kh;
+            if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+              rows[j] = zrow;
+              continue;
+            }
+            const int64_t slot = kd * ring + ih % ring;
+            float* r = stage + (1 + slot) * len;
+            if (tag[slot] != ih) {
+              // [pb zeros | the row as f32 | zeros to len]
+              const T* src = xp + (id * w.in[1] + ih) * IW;
+              const int64_t pb = w.pb[2];
+              std::fill(r, r + pb, 0.0f);
+              int64_t i = 0;
+              for (; i + kLanes <= IW; i += kLanes) store(r + pb + i, load(src + i));
+              for (; i < IW; ++i) r[pb + i] = to_f(src[i]);
+              std::fill(r + pb + IW, r + len, 0.0f);
+              tag[slot] = ih;
+            }
+            rows[j] = r;
+          }
+        }
+        const int64_t orow = (pl * OH + oh) * OW;
+        Plane<T, K>{a, c, rows, y + orow, res ? res + orow : nullptr}.row();
+      }
+    }
+  });
+}
+
+}  // namespace nchw
+
 template <class T>
 void run_t(const DepthwiseArgs& a) {
-  with_act(a.act, [&](auto kind) { run_typed<T, decltype(kind)::value>(a); });
+  with_act(a.act, [&](auto kind) {
+    if (a.cl)
+      run_typed<T, decltype(kind)::value>(a);
+    else
+      nchw::run<T, decltype(kind)::value>(a);
+  });
 }
 
 inline void run(const DepthwiseArgs& a) {
