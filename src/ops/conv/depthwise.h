@@ -39,9 +39,16 @@ inline constexpr int64_t kDwMaxRows = 64;
 // per plane, zero-padded and widened to f32, in a ring of rows on the task's
 // stack of at most this many floats; larger rows take the transposes.
 inline constexpr int64_t kDwStageFloats = 16384;
-// Ring rows per kd and padded row length of that kernel, and whether it
-// takes the case.
-inline int64_t dw_ring_rows(const Window& w) { return (w.k[1] - 1) * w.d[1] + 1 + w.s[1]; }
+// Output rows per block of that kernel (at most; narrow rows take several
+// so that a block has 8 vectors: 8 FMA chains), ring rows per kd, padded
+// row length, and whether it takes the case.
+inline int64_t dw_rows_per_block(const Window& w) {
+  const int64_t nv = (w.out[2] + 15) / 16;  // 16-lane vectors per output row
+  return nv >= 8 ? 1 : nv >= 4 ? 2 : nv >= 2 ? 4 : 8;
+}
+inline int64_t dw_ring_rows(const Window& w) {
+  return (w.k[1] - 1) * w.d[1] + 1 + dw_rows_per_block(w) * w.s[1];
+}
 inline int64_t dw_row_floats(const Window& w) {
   const int64_t blk = 128;  // the widest output block (8 AVX-512 vectors)
   return (w.out[2] + blk - 1) / blk * blk + (w.k[2] - 1) * w.d[2] + 16;

@@ -214,49 +214,57 @@ inline float to_f(T v) {
     return opsnn::to_f32(v);
 }
 
+// R output rows x V vectors of one plane, [ow, ow + V vectors) of each.
 template <class T, act::Kind K>
 struct Plane {
   const DepthwiseArgs& a;
   int64_t c;
-  const float* const* rows;  // per (kd, kh): the staged input row
-  T* yr;                     // output row
-  const T* rr;               // residual row or null
+  const float* const* rows;  // [r * nt + j]: output row r's tap row j (kd, kh)
+  int64_t nt;
+  T* y;         // first output row (rows OW apart)
+  const T* rr;  // first residual row or null
 
-  template <int V>
+  template <int R, int V>
   void block(int64_t ow) const {
     const Window& w = a.w;
-    const int64_t k1 = w.k[1], k2 = w.k[2];
-    Vf acc[V];
-    for (Vf& v : acc) v = zero();
-    for (int64_t j = 0; j < w.k[0] * k1; ++j) {
-      const float* b = rows[j] + ow;
+    const int64_t k2 = w.k[2], ow_n = w.out[2];
+    Vf acc[R][V];
+    for (auto& rv : acc)
+      for (Vf& v : rv) v = zero();
+    for (int64_t j = 0; j < nt; ++j)
       for (int64_t kw = 0; kw < k2; ++kw) {
         const Vf wk = set1(a.wt[(j * k2 + kw) * a.cp + c]);
-        for (int v = 0; v < V; ++v) acc[v] = fma(load(b + kw * w.d[2] + v * kLanes), wk, acc[v]);
+        for (int r = 0; r < R; ++r) {
+          const float* b = rows[r * nt + j] + ow + kw * w.d[2];
+          for (int v = 0; v < V; ++v) acc[r][v] = fma(load(b + v * kLanes), wk, acc[r][v]);
+        }
       }
-    }
-    const int64_t ow_n = w.out[2];
     const Vf bias = a.bias ? set1(a.bias[c]) : zero();
-    for (int v = 0; v < V; ++v) {
-      const int64_t o = ow + v * kLanes;
-      if (o >= ow_n) break;
-      const int nl = static_cast<int>(std::min<int64_t>(kLanes, ow_n - o));
-      Vf y = act_apply_t<K>(a.bias ? acc[v] + bias : acc[v]);
-      if (nl == kLanes) {
-        if (rr) y = y + load(rr + o);
-        store(yr + o, y);
-      } else {
-        if (rr) y = y + load_n(rr + o, nl);
-        store_n(yr + o, y, nl);
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < V; ++v) {
+        const int64_t o = r * ow_n + ow + v * kLanes;
+        if (ow + v * kLanes >= ow_n) break;
+        const int nl = static_cast<int>(std::min<int64_t>(kLanes, ow_n - ow - v * kLanes));
+        Vf out = act_apply_t<K>(a.bias ? acc[r][v] + bias : acc[r][v]);
+        if (nl == kLanes) {
+          if (rr) out = out + load(rr + o);
+          store(y + o, out);
+        } else {
+          if (rr) out = out + load_n(rr + o, nl);
+          store_n(y + o, out, nl);
+        }
       }
-    }
   }
-  void row() const {
+  // R rows: blocks of 8 / R vectors along them, then single vectors.
+  template <int R>
+  void run() const {
+    constexpr int VB = 8 / R;
     const int64_t ow_n = a.w.out[2];
     int64_t ow = 0;
-    for (; ow + 8 * kLanes <= ow_n; ow += 8 * kLanes) block<8>(ow);
-    for (; ow + 2 * kLanes <= ow_n; ow += 2 * kLanes) block<2>(ow);
-    for (; ow < ow_n; ow += kLanes) block<1>(ow);
+    for (; ow + VB * kLanes <= ow_n; ow += VB * kLanes) block<R, VB>(ow);
+    if constexpr (R == 1)
+      for (; ow + 2 * kLanes <= ow_n; ow += 2 * kLanes) block<1, 2>(ow);
+    for (; ow < ow_n; ow += kLanes) block<R, 1>(ow);
   }
 };
 
@@ -265,7 +273,14 @@ void run(const DepthwiseArgs& a) {
   const Window& w = a.w;
   const int64_t C = a.c, IW = w.in[2], OW = w.out[2], OH = w.out[1];
   const int64_t ring = conv::dw_ring_rows(w), len = conv::dw_row_floats(w);
-  const int64_t in_plane = w.in_size();
+  const int64_t nt = w.k[0] * w.k[1], in_plane = w.in_size();
+  // Rows per block: 8 vectors in all (this ISA's vectors), at most the
+  // ring's allowance.
+  const int64_t nv = (OW + kLanes - 1) / kLanes;
+  const int64_t rmax = std::min<int64_t>(conv::dw_rows_per_block(w), nv >= 8   ? 1
+                                                                     : nv >= 4 ? 2
+                                                                     : nv >= 2 ? 4
+                                                                               : 8);
   const T* x = static_cast<const T*>(a.x);
   T* y = static_cast<T*>(a.y);
   const T* res = static_cast<const T*>(a.residual);
@@ -274,39 +289,51 @@ void run(const DepthwiseArgs& a) {
     float* zrow = stage;  // the padding rows
     std::fill(zrow, zrow + len, 0.0f);
     int64_t tag[conv::kDwMaxRows];  // input row held by each ring slot
-    const float* rows[conv::kDwMaxRows];
+    const float* rows[8 * conv::kDwMaxRows];
     for (int64_t pl = p0; pl < p1; ++pl) {
       const int64_t nc = pl / w.out[0], od = pl % w.out[0], c = nc % C;
       const T* xp = x + nc * in_plane;
       std::fill(tag, tag + w.k[0] * ring, int64_t{-1});
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        for (int64_t kd = 0; kd < w.k[0]; ++kd) {
-          const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
-          for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
-            const int64_t j = kd * w.k[1] + kh;
-            if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-              rows[j] = zrow;
-              continue;
-            }
-            const int64_t slot = kd * ring + ih % ring;
-            float* r = stage + (1 + slot) * len;
-            if (tag[slot] != ih) {
-              // [pb zeros | the row as f32 | zeros to len]
-              const T* src = xp + (id * w.in[1] + ih) * IW;
-              const int64_t pb = w.pb[2];
-              std::fill(r, r + pb, 0.0f);
-              int64_t i = 0;
-              for (; i + kLanes <= IW; i += kLanes) store(r + pb + i, load(src + i));
-              for (; i < IW; ++i) r[pb + i] = to_f(src[i]);
-              std::fill(r + pb + IW, r + len, 0.0f);
-              tag[slot] = ih;
-            }
-            rows[j] = r;
-          }
+      // The staged row for (kd, ih); ih inside the input.
+      auto staged = [&](int64_t kd, int64_t id, int64_t ih) {
+        const int64_t slot = kd * ring + ih % ring;
+        float* r = stage + (1 + slot) * len;
+        if (tag[slot] != ih) {
+          // [pb zeros | the row as f32 | zeros to len]
+          const T* src = xp + (id * w.in[1] + ih) * IW;
+          const int64_t pb = w.pb[2];
+          std::fill(r, r + pb, 0.0f);
+          int64_t i = 0;
+          for (; i + kLanes <= IW; i += kLanes) store(r + pb + i, load(src + i));
+          for (; i < IW; ++i) r[pb + i] = to_f(src[i]);
+          std::fill(r + pb + IW, r + len, 0.0f);
+          tag[slot] = ih;
         }
+        return r;
+      };
+      for (int64_t oh = 0; oh < OH;) {
+        int64_t nr = rmax;
+        while (nr > OH - oh) nr /= 2;
+        for (int64_t r = 0; r < nr; ++r)
+          for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+            const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+            for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+              const int64_t ih = (oh + r) * w.s[1] - w.pb[1] + kh * w.d[1];
+              const bool in = id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1];
+              rows[r * nt + kd * w.k[1] + kh] = in ? staged(kd, id, ih) : zrow;
+            }
+          }
         const int64_t orow = (pl * OH + oh) * OW;
-        Plane<T, K>{a, c, rows, y + orow, res ? res + orow : nullptr}.row();
+        const Plane<T, K> p{a, c, rows, nt, y + orow, res ? res + orow : nullptr};
+        if (nr == 8)
+          p.template run<8>();
+        else if (nr == 4)
+          p.template run<4>();
+        else if (nr == 2)
+          p.template run<2>();
+        else
+          p.template run<1>();
+        oh += nr;
       }
     }
   });
