@@ -23,89 +23,96 @@ struct RowGroup {
   const T* rr[R];  // residual rows or null
 };
 
-// NV channel vectors (the last one partial when Tail) of a row group.
+// Tiles of a row group over channel vectors NV at a time (one partial
+// vector when Tail).
 template <class T, act::Kind K, int R, int NV, bool Tail>
 struct Channels {
   const DepthwiseArgs& a;
   const RowGroup<T, R>& g;
-  int64_t c0;
-  int nl;  // channels in the last vector (kLanes unless Tail)
 
-  Vf ld(const T* p, int v) const {
+  Vf ld(const T* p, int v, int nl) const {
     if constexpr (Tail)
       if (v == NV - 1) return load_n(p, nl);
     return load(p);
   }
-  Vf wv(int64_t tap_row, int64_t kw, int v) const {
-    return load(a.wt + (tap_row * a.w.k[2] + kw) * a.cp + c0 + v * kLanes);
-  }
-  void finish(Vf acc, int r, int64_t ow, int v) const {
+  void finish(Vf acc, int r, int64_t ow, int64_t c0, int v, int nl) const {
     const int64_t o = ow * a.c + c0 + v * kLanes;
     if (a.bias) acc = acc + load(a.bias + c0 + v * kLanes);
     Vf y = act_apply_t<K>(acc);
-    if (g.rr[r]) y = y + ld(g.rr[r] + o, v);
+    if (g.rr[r]) y = y + ld(g.rr[r] + o, v, nl);
     if (Tail && v == NV - 1)
       store_n(g.yr[r] + o, y, nl);
     else
       store(g.yr[r] + o, y);
   }
-  // Pixels [ow, ow + np), np <= kPix. Checked: each tap's column tested
-  // (row ends), reads outside the row take the zero vectors zb; else every
-  // tap lies inside the row. Rows in the padding read zb.
+  // Pixels [ow, ow + np), np <= kPix, for the channel vectors in [cb, ce).
+  // Checked: each tap's column tested (row ends), reads outside the row
+  // take the zero vectors zb; else every tap lies inside the row. Rows in
+  // the padding read zb. The row pointers are set up once for all the
+  // channel vectors (AVX2 spent about half its time on per-vector setup).
   template <bool Checked>
-  void tile(int64_t ow, int np) const {
+  void tile(int64_t ow, int np, int64_t cb, int64_t ce) const {
     const Window& w = a.w;
     alignas(64) static constexpr T zb[NV * kLanes] = {};
-    const int64_t k1 = w.k[1], q_n = k1 + R - 1;
-    Vf acc[R][kPix][NV];
-    for (auto& rv : acc)
-      for (auto& pv : rv)
-        for (Vf& v : pv) v = zero();
-    // Input row q feeds output row r with kh = q - r; M: the rows it feeds.
-    auto step_row = [&](const T* xr, int64_t kd, int64_t q, auto m) {
-      constexpr int M = decltype(m)::value;
-      const bool row_in = xr != nullptr;
-      const T* b = row_in ? xr + (ow * w.s[2] - w.pb[2]) * a.c + c0 : zb;
-      const int64_t step = row_in ? w.s[2] * a.c : 0, dil = row_in ? w.d[2] * a.c : 0;
-      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-        Vf wk[R][NV];
-        for (int r = 0; r < R; ++r)
-          if (M >> r & 1)
-            for (int v = 0; v < NV; ++v) wk[r][v] = wv(kd * k1 + q - r, kw, v);
-        const int64_t iw0 = ow * w.s[2] - w.pb[2] + kw * w.d[2];
-        for (int p = 0; p < kPix; ++p) {
-          const T* src = b + kw * dil + p * step;
-          if constexpr (Checked) {
-            // Inside the row (one unsigned compare); pixels p >= np are
-            // computed from in-row data or zeros and not stored.
-            const auto iw = static_cast<uint64_t>(iw0 + p * w.s[2]);
-            src = iw < static_cast<uint64_t>(w.in[2]) ? src : zb;
-          }
-          for (int v = 0; v < NV; ++v) {
-            Vf xv = ld(src + v * kLanes, v);
-            // Two rows use xv: one load into a register, not a memory
-            // operand per FMA (GCC's choice; 10 loads per 8 FMAs -> 6).
-            if constexpr (M == 3 && kLanes > 1) asm("" : "+v"(xv.v));
-            for (int r = 0; r < R; ++r)
-              if (M >> r & 1) acc[r][p][v] = fma(xv, wk[r][v], acc[r][p][v]);
+    const int64_t k1 = w.k[1], k2 = w.k[2], q_n = k1 + R - 1, nq = w.k[0] * q_n;
+    const int64_t col0 = (ow * w.s[2] - w.pb[2]) * a.c;
+    const int64_t step = w.s[2] * a.c, dil = w.d[2] * a.c;
+    const T* base[conv::kDwMaxRows];  // the tile's first column per input row
+    for (int64_t j = 0; j < nq; ++j) base[j] = g.rows[j] ? g.rows[j] + col0 : nullptr;
+    for (int64_t c0 = cb; c0 < ce; c0 += NV * kLanes) {
+      const int nl = Tail ? static_cast<int>(ce - c0) : kLanes;
+      const float* wc = a.wt + c0;
+      Vf acc[R][kPix][NV];
+      for (auto& rv : acc)
+        for (auto& pv : rv)
+          for (Vf& v : pv) v = zero();
+      // Input row q feeds output row r with kh = q - r; M: the rows it feeds.
+      auto step_row = [&](const T* xr, int64_t kd, int64_t q, auto m) {
+        constexpr int M = decltype(m)::value;
+        const bool row_in = xr != nullptr;
+        const T* b = row_in ? xr + c0 : zb;
+        const int64_t st = row_in ? step : 0, dl = row_in ? dil : 0;
+        const float* wq = wc + (kd * k1 + q) * k2 * a.cp;
+        for (int64_t kw = 0; kw < k2; ++kw) {
+          Vf wk[R][NV];
+          for (int r = 0; r < R; ++r)
+            if (M >> r & 1)
+              for (int v = 0; v < NV; ++v) wk[r][v] = load(wq + (kw - r * k2) * a.cp + v * kLanes);
+          const int64_t iw0 = ow * w.s[2] - w.pb[2] + kw * w.d[2];
+          for (int p = 0; p < kPix; ++p) {
+            const T* src = b + kw * dl + p * st;
+            if constexpr (Checked) {
+              // Inside the row (one unsigned compare); pixels p >= np are
+              // computed from in-row data or zeros and not stored.
+              const auto iw = static_cast<uint64_t>(iw0 + p * w.s[2]);
+              src = iw < static_cast<uint64_t>(w.in[2]) ? src : zb;
+            }
+            for (int v = 0; v < NV; ++v) {
+              Vf xv = ld(src + v * kLanes, v, nl);
+              // Two rows use xv: one load into a register, not a memory
+              // operand per FMA (GCC's choice; 10 loads per 8 FMAs -> 6).
+              if constexpr (M == 3 && kLanes > 1) asm("" : "+v"(xv.v));
+              for (int r = 0; r < R; ++r)
+                if (M >> r & 1) acc[r][p][v] = fma(xv, wk[r][v], acc[r][p][v]);
+            }
           }
         }
+      };
+      for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+        const T* const* xr = base + kd * q_n;
+        if constexpr (R == 1) {
+          for (int64_t q = 0; q < k1; ++q) step_row(xr[q], kd, q, std::integral_constant<int, 1>{});
+        } else {
+          step_row(xr[0], kd, 0, std::integral_constant<int, 1>{});
+          for (int64_t q = 1; q < k1; ++q) step_row(xr[q], kd, q, std::integral_constant<int, 3>{});
+          step_row(xr[k1], kd, k1, std::integral_constant<int, 2>{});
+        }
       }
-    };
-    for (int64_t kd = 0; kd < w.k[0]; ++kd) {
-      const T* const* xr = g.rows + kd * q_n;
-      if constexpr (R == 1) {
-        for (int64_t q = 0; q < k1; ++q) step_row(xr[q], kd, q, std::integral_constant<int, 1>{});
-      } else {
-        step_row(xr[0], kd, 0, std::integral_constant<int, 1>{});
-        for (int64_t q = 1; q < k1; ++q) step_row(xr[q], kd, q, std::integral_constant<int, 3>{});
-        step_row(xr[k1], kd, k1, std::integral_constant<int, 2>{});
-      }
+      for (int r = 0; r < R; ++r)
+        for (int p = 0; p < kPix; ++p)
+          if (!Checked || p < np)
+            for (int v = 0; v < NV; ++v) finish(acc[r][p][v], r, ow + p, c0, v, nl);
     }
-    for (int r = 0; r < R; ++r)
-      for (int p = 0; p < kPix; ++p)
-        if (!Checked || p < np)
-          for (int v = 0; v < NV; ++v) finish(acc[r][p][v], r, ow + p, v);
   }
 };
 
@@ -130,14 +137,11 @@ void row_group(const DepthwiseArgs& a, const RowGroup<T, R>& g, int64_t lo, int6
     const int64_t ce = std::min(C, cs + cb);
     auto tile = [&](auto checked, int64_t ow, int np) {
       constexpr bool kChecked = decltype(checked)::value;
-      int64_t c0 = cs;
-      for (; c0 + kNv * kLanes <= ce; c0 += kNv * kLanes)
-        Channels<T, K, R, kNv, false>{a, g, c0, kLanes}.template tile<kChecked>(ow, np);
-      for (; c0 + kLanes <= ce; c0 += kLanes)
-        Channels<T, K, R, 1, false>{a, g, c0, kLanes}.template tile<kChecked>(ow, np);
-      if (c0 < ce)
-        Channels<T, K, R, 1, true>{a, g, c0, static_cast<int>(ce - c0)}.template tile<kChecked>(ow,
-                                                                                                np);
+      const int64_t c_nv = cs + (ce - cs) / (kNv * kLanes) * (kNv * kLanes);
+      const int64_t c_1 = cs + (ce - cs) / kLanes * kLanes;
+      if (c_nv > cs) Channels<T, K, R, kNv, false>{a, g}.template tile<kChecked>(ow, np, cs, c_nv);
+      if (c_1 > c_nv) Channels<T, K, R, 1, false>{a, g}.template tile<kChecked>(ow, np, c_nv, c_1);
+      if (ce > c_1) Channels<T, K, R, 1, true>{a, g}.template tile<kChecked>(ow, np, c_1, ce);
     };
     int64_t ow = 0;
     auto checked_to = [&](int64_t end) {
