@@ -153,9 +153,10 @@ void row_group(const DepthwiseArgs& a, const RowGroup<T, R>& g, int64_t lo, int6
     };
     checked_to(std::min(lo, ow_n));
     for (; ow + kPix <= hi; ow += kPix) tile(std::false_type{}, ow, kPix);
-    if (ow < hi && hi - kPix >= lo) {
+    if (ow < hi && hi - kPix >= lo && !g.rr[0]) {
       // The last inside pixels as a whole tile ending at hi: it recomputes
-      // some outputs of the tile before it, to the same bits.
+      // some outputs of the tile before it, to the same bits (not with a
+      // residual, which may be the output itself).
       tile(std::false_type{}, hi - kPix, kPix);
       ow = hi;
     }
