@@ -101,6 +101,37 @@ TEST(Conv, ConstantWeightMatchesPerCallWeight) {
     }
 }
 
+// The depthwise kernel: a residual that is the output itself (y += conv(x)
+// in place) gives the bits of a separate residual, and a weight passed per
+// call those of a constant one, in both layouts.
+TEST(Conv, DepthwiseInPlaceResidualAndPerCallWeight) {
+  for (DType t : {DType::f32, DType::bf16})
+    for (const char* layout : {"NCHW", "NHWC"}) {
+      const bool cl = std::string(layout) == "NHWC";
+      const Shape xs = cl ? Shape{1, 9, 23, 37} : Shape{1, 37, 9, 23};
+      Tensor x = ramp(xs, t, 0.37), w = ramp({37, 1, 3, 3}, t, 0.11), r = ramp(xs, t, 0.5);
+      const Attrs a{{"pads", IL{1, 1, 1, 1}},
+                    {"group", int64_t{37}},
+                    {"layout", std::string(layout)},
+                    {"activation", std::string("relu")}};
+      Op op = Op::create("conv2d",
+                         {x.desc(), TensorDesc::constant(w), TensorDesc::none(), r.desc()}, a);
+      Tensor ws = Tensor::empty({static_cast<int64_t>(op.workspace_bytes()) + 64}, DType::u8);
+      const std::span<std::byte> wsp{static_cast<std::byte*>(ws.data()), ws.nbytes()};
+      Tensor y1 = Tensor::empty(xs, t);
+      std::vector<Tensor> in1{x, Tensor(), Tensor(), r}, out1{y1};
+      op.run(in1, out1, wsp);
+      Tensor y2 = Tensor::empty(xs, t);
+      std::memcpy(y2.data(), r.data(), r.nbytes());
+      std::vector<Tensor> in2{x, Tensor(), Tensor(), y2}, out2{y2};
+      op.run(in2, out2, wsp);
+      EXPECT_TRUE(same_bits(y1, y2)) << dtype_name(t) << " " << layout;
+      Op per_call = Op::create("conv2d", {x.desc(), w.desc(), TensorDesc::none(), r.desc()}, a);
+      EXPECT_TRUE(same_bits(per_call({x, w, Tensor(), r})[0], y1))
+          << dtype_name(t) << " " << layout;
+    }
+}
+
 std::vector<double> values(const Tensor& t) {
   std::vector<double> v;
   for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.flat_get(i));
