@@ -1,10 +1,12 @@
 // Depthwise convolution (group = input channels = output channels) with its
-// own kernel: the implicit GEMM would run one K = taps, N = 1 product per
-// channel. Channels last inside: vectors over channels, a register tile of
-// kDwPix output pixels along a row, the taps' weights packed once as f32
-// [taps][C rounded up to a vector] and read from L1. Padding taps add
-// 0 * w as the reference does (NaN/inf weights stay visible at borders).
-// Channels-first tensors are transposed to channels last at the boundary.
+// own kernels: the implicit GEMM would run one K = taps, N = 1 product per
+// channel. The taps' weights are packed once as f32 [taps][C rounded up to
+// 16]. Channels last: vectors over channels, register tiles of output rows
+// x pixels x channel vectors (kernels/depthwise_impl.h). Channels first
+// with stride 1 along W: a kernel of its own over staged f32 rows, vectors
+// along the row; other channels-first cases are transposed to channels last
+// at the boundary. Padding taps add 0 * w as the reference does (NaN/inf
+// weights stay visible at borders).
 #pragma once
 
 #include <cstdint>
