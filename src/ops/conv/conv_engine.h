@@ -41,7 +41,8 @@ struct ConvPlan {
 // x: input 0, w: input 1, bias: input 2 (optional), residual: input 3 (optional).
 ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl);
 
-// The kernel instance for `isa` (gemm microkernel 0 of that ISA).
+// The kernel instance for `isa` (gemm microkernel 0 of that ISA); depthwise
+// calls go to their own kernels (depthwise.h).
 std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const ConvPlan& plan,
                                                    Isa isa);
 
