@@ -1,6 +1,6 @@
 // Side-by-side resize and pooling benchmark: ops-nn `resize`, `max_pool2d`,
 // `avg_pool2d` and `global_avg_pool` against oneDNN 2.6's resampling and
-// pooling primitives, f32, N = 1, on the up-sampling shapes of the SD-1.5
+// pooling primitives, f32 or bf16, N = 1, on the up-sampling shapes of the SD-1.5
 // UNet and VAE decoder (nearest and bilinear x2, half_pixel) and common
 // pooling shapes. Both libraries on the same plain layout: ours NCHW against
 // oneDNN `nchw`, ours NHWC against oneDNN `nhwc`; oneDNN's blocked `nChw16c`
@@ -9,13 +9,15 @@
 // and our speed ratio to oneDNN on the same layout (> 1: ours faster).
 //
 // Build: cmake -DOPSNN_BUILD_PEER_BENCH=ON (after bench/setup_peers.sh).
-// Run:   build/bench/opsnn_bench_resize_pool_peers [rounds] [cases]
-//   cases: comma-separated indices into the list below (default all).
+// Run:   build/bench/opsnn_bench_resize_pool_peers [rounds] [cases] [dtype]
+//   cases: comma-separated indices into the list below (default all);
+//   dtype: f32 (default) or bf16 (both libraries on bf16 tensors).
 //   AVX2: OPSNN_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 build/bench/opsnn_bench_resize_pool_peers ...
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dnnl.hpp>
 #include <string>
 #include <vector>
@@ -152,25 +154,32 @@ int main(int argc, char** argv) {
       {Kind::avg2s2, 256, 64, 64},
       {Kind::global_avg, 512, 64, 64}};
   const std::vector<Case> cases = pick(all, argc > 2 ? argv[2] : nullptr);
-  std::printf("threads %d, isa %s; copy bandwidth measured now %.1f GB/s; %d interleaved rounds\n",
-              num_threads(), isa_name(active_isa()), measure_copy_gbps(), rounds);
+  const bool bf = argc > 3 && std::string(argv[3]) == "bf16";
+  const DType xt = bf ? DType::bf16 : DType::f32;
+  const size_t es = dtype_size(xt);
+  std::printf(
+      "threads %d, isa %s; copy bandwidth measured now %.1f GB/s; %d interleaved rounds; %s\n",
+      num_threads(), isa_name(active_isa()), measure_copy_gbps(), rounds, dtype_name(xt));
   std::printf("%-13s %-15s %-16s %9s %9s %7s %12s\n", "op", "C,H,W", "who", "min_ms", "med_ms",
               "GB/s", "ours/x(min)");
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
   using tag = dnnl::memory::format_tag;
-  const auto f32 = dnnl::memory::data_type::f32;
+  const auto dt = bf ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
   std::vector<double> r_nchw, r_nhwc;
   for (const Case& k : cases) {
     int64_t oh = 0, ow = 0;
     out_hw(k, &oh, &ow);
-    Tensor x_cf = Tensor::empty({1, k.c, k.h, k.w}, DType::f32);
-    Tensor x_cl = Tensor::empty({1, k.h, k.w, k.c}, DType::f32);
-    fill(x_cf, 1);
-    fill(x_cl, 1);
+    Tensor xf_cf = Tensor::empty({1, k.c, k.h, k.w}, DType::f32);
+    Tensor xf_cl = Tensor::empty({1, k.h, k.w, k.c}, DType::f32);
+    fill(xf_cf, 1);
+    fill(xf_cl, 1);
+    Tensor x_cf = Tensor::empty(xf_cf.shape(), xt), x_cl = Tensor::empty(xf_cl.shape(), xt);
+    copy_into(xf_cf, x_cf);
+    copy_into(xf_cl, x_cl);
     Op op_cf = our_op(k, x_cf, "NCHW"), op_cl = our_op(k, x_cl, "NHWC");
-    Tensor y_cf = Tensor::empty(op_cf.outputs()[0].shape, DType::f32);
-    Tensor y_cl = Tensor::empty(op_cl.outputs()[0].shape, DType::f32);
+    Tensor y_cf = Tensor::empty(op_cf.outputs()[0].shape, xt);
+    Tensor y_cl = Tensor::empty(op_cl.outputs()[0].shape, xt);
     Tensor ws = Tensor::empty(
         {static_cast<int64_t>(std::max(op_cf.workspace_bytes(), op_cl.workspace_bytes()) + 64)},
         DType::u8);
@@ -178,14 +187,13 @@ int main(int argc, char** argv) {
     std::vector<dnnl::primitive> prims;
     std::vector<dnnl::memory> srcs, dsts;
     for (tag t : {tag::nchw, tag::nhwc, tag::nChw16c}) {
-      const dnnl::memory::desc smd(sd, f32, t), dmd(dd, f32, t);
+      const dnnl::memory::desc smd(sd, dt, t), dmd(dd, dt, t);
       prims.push_back(dnnl_prim(k, smd, dmd, eng));
       srcs.emplace_back(smd, eng);
       dsts.emplace_back(dmd, eng);
       // The same values (their order does not change the time).
-      float* p = static_cast<float*>(srcs.back().get_data_handle());
-      const int64_t n = std::min<int64_t>(x_cf.numel(), static_cast<int64_t>(smd.get_size() / 4));
-      std::copy(x_cf.data_as<float>(), x_cf.data_as<float>() + n, p);
+      const size_t n = std::min<size_t>(x_cf.nbytes(), smd.get_size());
+      std::memcpy(srcs.back().get_data_handle(), x_cf.data(), n);
     }
     auto ours = [&](Op& op, Tensor& x, Tensor& y) {
       return Contender{[&] {
@@ -207,7 +215,7 @@ int main(int argc, char** argv) {
     const std::vector<Stat> st = time_side_by_side(cs, rounds);
     const char* who[] = {"opsnn NCHW", "onednn nchw", "opsnn NHWC", "onednn nhwc",
                          "onednn nChw16c"};
-    const double bytes = 4.0 * static_cast<double>(k.c * (k.h * k.w + oh * ow));
+    const double bytes = static_cast<double>(es) * static_cast<double>(k.c * (k.h * k.w + oh * ow));
     char shp[40];
     std::snprintf(shp, sizeof shp, "%lld,%lld,%lld", static_cast<long long>(k.c),
                   static_cast<long long>(k.h), static_cast<long long>(k.w));
