@@ -5,6 +5,7 @@
 // (the ONNX weight [Cin, Cout/g, kh, kw] is that matrix as stored), then each
 // output pixel gathers the taps that land on it, in a fixed order (no scatter,
 // so results do not depend on threads).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -203,13 +204,15 @@ class Instance : public KernelInstance {
     group_pack_ = round64(gemm::packed_b_bytes(gp_, cin_g_, ncol_, wt_));
     cols_ = round64(static_cast<size_t>(g_.in[0] * g_.in[1] * ncol_) * sizeof(float));
     bias_ = round64(static_cast<size_t>(g_.cout) * sizeof(float));
+    reorder_ = round64(static_cast<size_t>(cin_g_ * ncol_) * dtype_size(wt_));
     threads_ = std::max(num_threads(), 1);
     gemm_ = round64(gemm::workspace_bytes(gp_, g_.in[0] * g_.in[1], ncol_, cin_g_, DType::f32,
                                           ncol_, false, threads_));
     if (const Tensor* w = call.constant(1)) {
       // A constant weight is packed once, here.
       packed_ = Tensor::empty({static_cast<int64_t>(packed_bytes())}, DType::u8);
-      pack(*w, static_cast<std::byte*>(packed_.data()));
+      Tensor scratch = Tensor::empty({static_cast<int64_t>(reorder_)}, DType::u8);
+      pack(*w, static_cast<std::byte*>(packed_.data()), static_cast<char*>(scratch.data()));
       prepacked_ = true;
     } else {
       log_once(LogLevel::info, "conv_transpose-weight-per-call",
@@ -218,15 +221,15 @@ class Instance : public KernelInstance {
     }
   }
   size_t workspace_bytes() const override {
-    return (prepacked_ ? 0 : packed_bytes()) + bias_ + cols_ + gemm_;
+    return (prepacked_ ? 0 : packed_bytes() + reorder_) + bias_ + cols_ + gemm_;
   }
   void run(const Tensor* in, Tensor* out, void* ws) override {
     std::byte* base = static_cast<std::byte*>(ws);
     const std::byte* packed = static_cast<const std::byte*>(packed_.data());
     if (!prepacked_) {
-      pack(in[1], base);
+      pack(in[1], base, reinterpret_cast<char*>(base + packed_bytes()));
       packed = base;
-      base += packed_bytes();
+      base += packed_bytes() + reorder_;
     }
     // The bias in f32 (any float dtype in), once per call.
     float* bias = nullptr;
@@ -260,21 +263,35 @@ class Instance : public KernelInstance {
  private:
   static size_t round64(size_t b) { return (b + 63) / 64 * 64; }
   size_t packed_bytes() const { return group_pack_ * static_cast<size_t>(g_.groups); }
-  void pack(const Tensor& w, std::byte* dst) const {
+  // Per group: W_g [cin_g][cout_g][taps] (ONNX) reordered in `scratch` to
+  // columns (tap, oc), so that a tap's output channels are contiguous in
+  // the GEMM's output rows (the gather reads them as one run), then packed.
+  void pack(const Tensor& w, std::byte* dst, char* scratch) const {
     const size_t ew = dtype_size(wt_);
-    for (int64_t gi = 0; gi < g_.groups; ++gi)
-      gemm::pack_b(
-          gp_, cin_g_, ncol_,
-          {static_cast<const char*>(w.data()) + static_cast<size_t>(gi * cin_g_ * ncol_) * ew, wt_,
-           ncol_, 1},
-          dst + static_cast<size_t>(gi) * group_pack_, wt_);
+    const int64_t taps = g_.k[0] * g_.k[1];
+    for (int64_t gi = 0; gi < g_.groups; ++gi) {
+      const char* wg =
+          static_cast<const char*>(w.data()) + static_cast<size_t>(gi * cin_g_ * ncol_) * ew;
+      for (int64_t ic = 0; ic < cin_g_; ++ic)
+        for (int64_t oc = 0; oc < cout_g_; ++oc)
+          for (int64_t t = 0; t < taps; ++t)
+            std::memcpy(scratch + static_cast<size_t>(ic * ncol_ + t * cout_g_ + oc) * ew,
+                        wg + static_cast<size_t>(ic * ncol_ + oc * taps + t) * ew, ew);
+      gemm::pack_b(gp_, cin_g_, ncol_, {scratch, wt_, ncol_, 1},
+                   dst + static_cast<size_t>(gi) * group_pack_, wt_);
+    }
   }
 
+  // Each output pixel sums the GEMM rows of the input pixels its taps come
+  // from, (kh, kw) in order, over runs of output channels (contiguous in the
+  // tap-major columns), then bias and activation.
   template <class T>
   void gather(const float* cols, const float* bias, int64_t n, int64_t gi, T* y) const {
-    const int64_t taps = g_.k[0] * g_.k[1], P = g_.out[0] * g_.out[1];
+    const int64_t P = g_.out[0] * g_.out[1];
+    constexpr int64_t kRun = 256;  // output channels per pass
     parallel_for(g_.out[0], 1, [&](int64_t h0, int64_t h1) {
-      int64_t th[64], ih[64];
+      int64_t th[64], ih[64], tw[64], iw[64];
+      alignas(64) float acc[kRun];
       for (int64_t oh = h0; oh < h1; ++oh) {
         // Taps of this row: (oh + pb - kh*d) divisible by s and in range.
         int64_t nh = 0;
@@ -285,20 +302,30 @@ class Instance : public KernelInstance {
           ih[nh++] = t / g_.s[0];
         }
         for (int64_t ow = 0; ow < g_.out[1]; ++ow) {
-          for (int64_t oc = 0; oc < cout_g_; ++oc) {
-            const int64_t c = gi * cout_g_ + oc;
-            float acc = 0;
+          int64_t nw = 0;
+          for (int64_t kw = 0; kw < g_.k[1] && nw < 64; ++kw) {
+            const int64_t t = ow + g_.pb[1] - kw * g_.d[1];
+            if (t < 0 || t % g_.s[1] != 0 || t / g_.s[1] >= g_.in[1]) continue;
+            tw[nw] = kw;
+            iw[nw++] = t / g_.s[1];
+          }
+          const int64_t pix = oh * g_.out[1] + ow;
+          for (int64_t o0 = 0; o0 < cout_g_; o0 += kRun) {
+            const int64_t len = std::min(kRun, cout_g_ - o0);
+            std::fill(acc, acc + len, 0.0f);
             for (int64_t a = 0; a < nh; ++a)
-              for (int64_t kw = 0; kw < g_.k[1]; ++kw) {
-                const int64_t t = ow + g_.pb[1] - kw * g_.d[1];
-                if (t < 0 || t % g_.s[1] != 0 || t / g_.s[1] >= g_.in[1]) continue;
-                const int64_t ipix = ih[a] * g_.in[1] + t / g_.s[1];
-                acc += cols[ipix * ncol_ + oc * taps + th[a] * g_.k[1] + kw];
+              for (int64_t b = 0; b < nw; ++b) {
+                const float* src = cols + (ih[a] * g_.in[1] + iw[b]) * ncol_ +
+                                   (th[a] * g_.k[1] + tw[b]) * cout_g_ + o0;
+                for (int64_t j = 0; j < len; ++j) acc[j] += src[j];
               }
-            if (bias) acc += bias[c];
-            acc = act(acc);
-            const int64_t pix = oh * g_.out[1] + ow;
-            store_as(y + (g_.cl ? (n * P + pix) * g_.cout + c : (n * g_.cout + c) * P + pix), acc);
+            for (int64_t j = 0; j < len; ++j) {
+              const int64_t c = gi * cout_g_ + o0 + j;
+              float v = acc[j];
+              if (bias) v += bias[c];
+              store_as(y + (g_.cl ? (n * P + pix) * g_.cout + c : (n * g_.cout + c) * P + pix),
+                       act(v));
+            }
           }
         }
       }
@@ -315,7 +342,8 @@ class Instance : public KernelInstance {
   gemm::Act act_ = gemm::Act::none;
   int64_t cin_g_ = 0, cout_g_ = 0, ncol_ = 0;
   size_t group_pack_ = 0, cols_ = 0, bias_ = 0, gemm_ = 0;
-  int threads_ = 1;  // the GEMM scratch's thread slots (the count at create)
+  size_t reorder_ = 0;  // the weight reordered to tap-major columns before packing
+  int threads_ = 1;     // the GEMM scratch's thread slots (the count at create)
   Tensor packed_;
   bool prepacked_ = false;
 };
