@@ -385,6 +385,14 @@ std::vector<CheckCase> cases(DType t) {
   add("asym pads stride (1,3) [1,4,6,5]->3", {1, 4, 6, 5}, {4, 3, 3, 2},
       {{"strides", IL{1, 3}}, {"pads", IL{0, 1, 2, 0}}}, false);
   add("empty batch [0,2,3,3]->2", {0, 2, 3, 3}, {2, 2, 3, 3}, {}, false);
+  // More output channels than one run of the gather (256), NHWC and NCHW.
+  add("k4 stride 2 pad 1 NHWC [1,3,4,6]->300 gelu", {1, 3, 4, 6}, {6, 300, 4, 4},
+      {{"strides", IL{2, 2}},
+       {"pads", IL{1, 1, 1, 1}},
+       {"layout", std::string("NHWC")},
+       {"activation", std::string("gelu")}},
+      true);
+  add("k2 stride 2 [1,5,3,2]->270", {1, 5, 3, 2}, {5, 270, 2, 2}, {{"strides", IL{2, 2}}}, true);
   return cs;
 }
 
