@@ -1,10 +1,11 @@
 // conv_transpose2d: ONNX ConvTranspose (2-D): strides, pads, auto_pad,
 // output_padding, output_shape, groups, dilations, bias, a fused activation,
 // NCHW or NHWC. Engine: per image and group one GEMM
-//   cols[pixels_in, Cout_g * taps] = x_g[pixels_in, Cin_g] · w_g[Cin_g, Cout_g * taps]
-// (the ONNX weight [Cin, Cout/g, kh, kw] is that matrix as stored), then each
-// output pixel gathers the taps that land on it, in a fixed order (no scatter,
-// so results do not depend on threads).
+//   cols[pixels_in, taps * Cout_g] = x_g[pixels_in, Cin_g] · w_g[Cin_g, taps * Cout_g]
+// (the ONNX weight [Cin, Cout/g, kh, kw] with its columns reordered to (tap,
+// output channel) when packed), then each output pixel gathers the taps that
+// land on it, in a fixed order (no scatter, so results do not depend on
+// threads), each tap's output channels as one contiguous run.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
