@@ -283,6 +283,19 @@ class Instance : public KernelInstance {
     }
   }
 
+  // The taps of spatial dim `dim` that land on output index o: (o + pb -
+  // k d) divisible by s and in range; their k and input index, in order.
+  int64_t taps_landing(int dim, int64_t o, int64_t* k_of, int64_t* i_of) const {
+    int64_t n = 0;
+    for (int64_t k = 0; k < g_.k[dim] && n < 64; ++k) {
+      const int64_t t = o + g_.pb[dim] - k * g_.d[dim];
+      if (t < 0 || t % g_.s[dim] != 0 || t / g_.s[dim] >= g_.in[dim]) continue;
+      k_of[n] = k;
+      i_of[n++] = t / g_.s[dim];
+    }
+    return n;
+  }
+
   // Each output pixel sums the GEMM rows of the input pixels its taps come
   // from, (kh, kw) in order, over runs of output channels (contiguous in the
   // tap-major columns), then bias and activation.
@@ -294,22 +307,9 @@ class Instance : public KernelInstance {
       int64_t th[64], ih[64], tw[64], iw[64];
       alignas(64) float acc[kRun];
       for (int64_t oh = h0; oh < h1; ++oh) {
-        // Taps of this row: (oh + pb - kh*d) divisible by s and in range.
-        int64_t nh = 0;
-        for (int64_t kh = 0; kh < g_.k[0] && nh < 64; ++kh) {
-          const int64_t t = oh + g_.pb[0] - kh * g_.d[0];
-          if (t < 0 || t % g_.s[0] != 0 || t / g_.s[0] >= g_.in[0]) continue;
-          th[nh] = kh;
-          ih[nh++] = t / g_.s[0];
-        }
+        const int64_t nh = taps_landing(0, oh, th, ih);
         for (int64_t ow = 0; ow < g_.out[1]; ++ow) {
-          int64_t nw = 0;
-          for (int64_t kw = 0; kw < g_.k[1] && nw < 64; ++kw) {
-            const int64_t t = ow + g_.pb[1] - kw * g_.d[1];
-            if (t < 0 || t % g_.s[1] != 0 || t / g_.s[1] >= g_.in[1]) continue;
-            tw[nw] = kw;
-            iw[nw++] = t / g_.s[1];
-          }
+          const int64_t nw = taps_landing(1, ow, tw, iw);
           const int64_t pix = oh * g_.out[1] + ow;
           for (int64_t o0 = 0; o0 < cout_g_; o0 += kRun) {
             const int64_t len = std::min(kRun, cout_g_ - o0);
