@@ -27,6 +27,7 @@
 
 #include "opsnn/bench.h"
 #include "opsnn/opsnn.h"
+#include "peer_bench_util.h"
 #include "side_by_side.h"
 
 namespace {
@@ -37,21 +38,6 @@ using namespace opsnn::bench;
 struct ConvShape {
   int64_t cin, cout, h, w, k, g = 1;
 };
-
-void fill(Tensor& t, uint32_t seed) {
-  float* p = t.data_as<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    p[i] = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
-  }
-}
-
-Tensor as(const Tensor& f, DType t) {
-  if (t == DType::f32) return f;
-  Tensor o = Tensor::empty(f.shape(), t);
-  copy_into(f, o);
-  return o;
-}
 
 // A shape of one's own: CinxCoutxHxWxk[xG] (padding k / 2, G groups).
 bool parse_shape(const std::string& tok, ConvShape* c) {
@@ -97,10 +83,10 @@ int main(int argc, char** argv) {
           Tensor::empty(nchw ? Shape{1, s.cin, s.h, s.w} : Shape{1, s.h, s.w, s.cin}, DType::f32);
       Tensor wf = Tensor::empty({s.cout, cin_g, s.k, s.k}, DType::f32);
       Tensor bfv = Tensor::empty({s.cout}, DType::f32);
-      fill(xf, 1);
-      fill(wf, 2);
-      fill(bfv, 3);
-      Tensor x = as(xf, t), w = as(wf, t), b = as(bfv, t);
+      fill_uniform(xf, 1);
+      fill_uniform(wf, 2);
+      fill_uniform(bfv, 3);
+      Tensor x = as_dtype(xf, t), w = as_dtype(wf, t), b = as_dtype(bfv, t);
       const Attrs attrs{{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
                         {"group", s.g},
                         {"layout", std::string(nchw ? "NCHW" : "NHWC")}};
@@ -136,24 +122,10 @@ int main(int argc, char** argv) {
       dnnl::reorder(w_u, w_p).execute(strm, w_u, w_p);
       strm.wait();
       std::vector<Contender> cs = {
-          {[&] {
-             std::vector<Tensor> in{x, Tensor()};
-             std::vector<Tensor> out{y};
-             bare.run(in, out, {static_cast<std::byte*>(ws.data()), ws.nbytes()});
-           },
-           20},
-          {[&] {
-             prim.execute(strm,
-                          {{DNNL_ARG_SRC, src_p}, {DNNL_ARG_WEIGHTS, w_p}, {DNNL_ARG_DST, dst_p}});
-             strm.wait();
-           },
-           20},
-          {[&] {
-             std::vector<Tensor> in{x, Tensor(), Tensor()};
-             std::vector<Tensor> out{y2};
-             fused.run(in, out, {static_cast<std::byte*>(ws.data()), ws.nbytes()});
-           },
-           20}};
+          op_contender(bare, {x, Tensor()}, {y}, ws),
+          dnnl_contender(prim, strm,
+                         {{DNNL_ARG_SRC, src_p}, {DNNL_ARG_WEIGHTS, w_p}, {DNNL_ARG_DST, dst_p}}),
+          op_contender(fused, {x, Tensor(), Tensor()}, {y2}, ws)};
       const std::vector<Stat> st = time_side_by_side(cs, rounds);
       const char* who[] = {"opsnn", "onednn", "opsnn+bias+silu"};
       const double flops = 2.0 * static_cast<double>(s.h * s.w * s.cout * cin_g * s.k * s.k);

@@ -21,6 +21,7 @@
 
 #include "opsnn/bench.h"
 #include "opsnn/opsnn.h"
+#include "peer_bench_util.h"
 #include "side_by_side.h"
 
 namespace {
@@ -31,21 +32,6 @@ using namespace opsnn::bench;
 struct Shape4 {
   int64_t cin, cout, h, w, k, s, p;  // input map h x w, kernel k, stride s, pad p
 };
-
-void fill(Tensor& t, uint32_t seed) {
-  float* d = t.data_as<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    d[i] = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
-  }
-}
-
-Tensor as(const Tensor& f, DType t) {
-  if (t == DType::f32) return f;
-  Tensor o = Tensor::empty(f.shape(), t);
-  copy_into(f, o);
-  return o;
-}
 
 }  // namespace
 
@@ -78,9 +64,9 @@ int main(int argc, char** argv) {
     Tensor xf = Tensor::empty(
         nchw ? opsnn::Shape{1, s.cin, s.h, s.w} : opsnn::Shape{1, s.h, s.w, s.cin}, DType::f32);
     Tensor wf = Tensor::empty({s.cin, s.cout, s.k, s.k}, DType::f32);  // ONNX: [C, Cout, k, k]
-    fill(xf, 1);
-    fill(wf, 2);
-    Tensor x = as(xf, t), w = as(wf, t);
+    fill_uniform(xf, 1);
+    fill_uniform(wf, 2);
+    Tensor x = as_dtype(xf, t), w = as_dtype(wf, t);
     const Attrs attrs{{"strides", std::vector<int64_t>{s.s, s.s}},
                       {"pads", std::vector<int64_t>{s.p, s.p, s.p, s.p}},
                       {"layout", std::string(nchw ? "NCHW" : "NHWC")}};
@@ -104,18 +90,9 @@ int main(int argc, char** argv) {
     dnnl::reorder(w_u, w_p).execute(strm, w_u, w_p);
     strm.wait();
     std::vector<Contender> cs = {
-        {[&] {
-           std::vector<Tensor> in{x, Tensor()};
-           std::vector<Tensor> out{y};
-           op.run(in, out, {static_cast<std::byte*>(ws.data()), ws.nbytes()});
-         },
-         20},
-        {[&] {
-           prim.execute(strm,
-                        {{DNNL_ARG_SRC, src_p}, {DNNL_ARG_WEIGHTS, w_p}, {DNNL_ARG_DST, dst_p}});
-           strm.wait();
-         },
-         20}};
+        op_contender(op, {x, Tensor()}, {y}, ws),
+        dnnl_contender(prim, strm,
+                       {{DNNL_ARG_SRC, src_p}, {DNNL_ARG_WEIGHTS, w_p}, {DNNL_ARG_DST, dst_p}})};
     const std::vector<Stat> st = time_side_by_side(cs, rounds);
     const char* who[] = {"opsnn", "onednn"};
     const double flops = 2.0 * static_cast<double>(s.h * s.w * s.cin * s.cout * s.k * s.k);

@@ -24,6 +24,7 @@
 
 #include "opsnn/bench.h"
 #include "opsnn/opsnn.h"
+#include "peer_bench_util.h"
 #include "side_by_side.h"
 
 namespace {
@@ -50,14 +51,6 @@ const char* kind_name(Kind k) {
       return "avg 2x2/2";
     default:
       return "global avg";
-  }
-}
-
-void fill(Tensor& t, uint32_t seed) {
-  float* p = t.data_as<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    p[i] = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
   }
 }
 
@@ -172,8 +165,8 @@ int main(int argc, char** argv) {
     out_hw(k, &oh, &ow);
     Tensor xf_cf = Tensor::empty({1, k.c, k.h, k.w}, DType::f32);
     Tensor xf_cl = Tensor::empty({1, k.h, k.w, k.c}, DType::f32);
-    fill(xf_cf, 1);
-    fill(xf_cl, 1);
+    fill_uniform(xf_cf, 1);
+    fill_uniform(xf_cl, 1);
     Tensor x_cf = Tensor::empty(xf_cf.shape(), xt), x_cl = Tensor::empty(xf_cl.shape(), xt);
     copy_into(xf_cf, x_cf);
     copy_into(xf_cl, x_cl);
