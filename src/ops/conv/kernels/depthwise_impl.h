@@ -211,14 +211,6 @@ void run_typed(const DepthwiseArgs& a) {
 // weight: V independent FMA chains, no layout transposes.
 namespace nchw {
 
-template <class T>
-inline float to_f(T v) {
-  if constexpr (std::is_same_v<T, float>)
-    return v;
-  else
-    return opsnn::to_f32(v);
-}
-
 // R output rows x V vectors of one plane, [ow, ow + V vectors) of each.
 template <class T, act::Kind K>
 struct Plane {
@@ -310,7 +302,10 @@ void run(const DepthwiseArgs& a) {
           std::fill(r, r + pb, 0.0f);
           int64_t i = 0;
           for (; i + kLanes <= IW; i += kLanes) store(r + pb + i, load(src + i));
-          for (; i < IW; ++i) r[pb + i] = to_f(src[i]);
+          if (i < IW) {
+            const int nl = static_cast<int>(IW - i);
+            store_n(r + pb + i, load_n(src + i, nl), nl);
+          }
           std::fill(r + pb + IW, r + len, 0.0f);
           tag[slot] = ih;
         }
