@@ -3,7 +3,8 @@
 // destination in the layouts it picks, format `any`; weights and source
 // reordered once outside the timing), f32 and bf16, on the SD-1.5 UNet and
 // VAE-decoder 3x3 / 1x1 shapes at 512x512, N = 1, 2 threads. Also times our
-// conv + bias + SiLU (fused epilogue) beside our bare conv. Interleaved
+// conv + bias + SiLU (fused epilogue) beside our bare conv, and oneDNN's
+// conv with bias and a swish post-op beside its bare one. Interleaved
 // rounds (side_by_side.h); prints min and median and the speed ratios.
 //
 // Build: cmake -DOPSNN_BUILD_PEER_BENCH=ON (after bench/setup_peers.sh).
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
   dnnl::stream strm(eng);
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
-  std::vector<double> r_f32, r_bf16, fused_f32, fused_bf16;
+  std::vector<double> r_f32, r_bf16, fused_f32, fused_bf16, dnnl_fused_f32, dnnl_fused_bf16;
   for (const char* dts : {"f32", "bf16"}) {
     const bool bf = std::string(dts) == "bf16";
     if (dsel != "all" && dsel != dts) continue;
@@ -114,10 +115,22 @@ int main(int argc, char** argv) {
                                          dst_any, strides, pads, pads);
       dnnl::convolution_forward::primitive_desc pd(cd, eng);
       dnnl::convolution_forward prim(pd);
+      // oneDNN's own fused form: bias and a swish (SiLU) post-op, the same
+      // layouts as its bare convolution.
+      const dnnl::memory::desc bias_md({s.cout}, d, tag::a);
+      dnnl::convolution_forward::desc fcd(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, pd.src_desc(),
+          pd.weights_desc(), bias_md, pd.dst_desc(), strides, pads, pads);
+      dnnl::post_ops silu_post;
+      silu_post.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+      dnnl::primitive_attr fattr;
+      fattr.set_post_ops(silu_post);
+      dnnl::convolution_forward::primitive_desc fpd(fcd, fattr, eng);
+      dnnl::convolution_forward fprim(fpd);
       dnnl::memory src_u({src_dims, d, nchw ? tag::nchw : tag::nhwc}, eng, x.data());
       dnnl::memory w_u({w_dims, d, s.g == 1 ? tag::oihw : tag::goihw}, eng, w.data());
       dnnl::memory src_p(pd.src_desc(), eng), w_p(pd.weights_desc(), eng),
-          dst_p(pd.dst_desc(), eng);
+          dst_p(pd.dst_desc(), eng), bias_p(bias_md, eng, b.data()), dst2_p(fpd.dst_desc(), eng);
       dnnl::reorder(src_u, src_p).execute(strm, src_u, src_p);
       dnnl::reorder(w_u, w_p).execute(strm, w_u, w_p);
       strm.wait();
@@ -125,9 +138,14 @@ int main(int argc, char** argv) {
           op_contender(bare, {x, Tensor()}, {y}, ws),
           dnnl_contender(prim, strm,
                          {{DNNL_ARG_SRC, src_p}, {DNNL_ARG_WEIGHTS, w_p}, {DNNL_ARG_DST, dst_p}}),
-          op_contender(fused, {x, Tensor(), Tensor()}, {y2}, ws)};
+          op_contender(fused, {x, Tensor(), Tensor()}, {y2}, ws),
+          dnnl_contender(fprim, strm,
+                         {{DNNL_ARG_SRC, src_p},
+                          {DNNL_ARG_WEIGHTS, w_p},
+                          {DNNL_ARG_BIAS, bias_p},
+                          {DNNL_ARG_DST, dst2_p}})};
       const std::vector<Stat> st = time_side_by_side(cs, rounds);
-      const char* who[] = {"opsnn", "onednn", "opsnn+bias+silu"};
+      const char* who[] = {"opsnn", "onednn", "opsnn+bias+silu", "onednn+bias+silu"};
       const double flops = 2.0 * static_cast<double>(s.h * s.w * s.cout * cin_g * s.k * s.k);
       char shp[48];
       std::snprintf(shp, sizeof shp, "%lld,%lld,%lld,%lld,%lld%s", static_cast<long long>(s.cin),
@@ -143,6 +161,7 @@ int main(int argc, char** argv) {
       }
       (bf ? r_bf16 : r_f32).push_back(st[1].min_ms / st[0].min_ms);
       (bf ? fused_bf16 : fused_f32).push_back(st[2].min_ms / st[0].min_ms);
+      (bf ? dnnl_fused_bf16 : dnnl_fused_f32).push_back(st[3].min_ms / st[1].min_ms);
       std::fflush(stdout);
     }
   }
@@ -154,5 +173,10 @@ int main(int argc, char** argv) {
       "fused bias+silu time / bare conv time: f32 geomean %.3f max %.3f; bf16 geomean "
       "%.3f max %.3f\n",
       geomean(fused_f32), largest(fused_f32), geomean(fused_bf16), largest(fused_bf16));
+  std::printf(
+      "oneDNN's own bias+swish time / its bare conv: f32 geomean %.3f max %.3f; bf16 geomean "
+      "%.3f max %.3f\n",
+      geomean(dnnl_fused_f32), largest(dnnl_fused_f32), geomean(dnnl_fused_bf16),
+      largest(dnnl_fused_bf16));
   return 0;
 }

@@ -15,6 +15,8 @@ struct CpuInfo {
   bool avx2 = false, fma = false, f16c = false, bmi2 = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512_bf16 = false, avx512_vnni = false, avx_vnni = false;
+  // AMX tiles with bf16 dot products (TMUL), enabled by the OS (XCR0).
+  bool amx_bf16 = false;
   size_t l1d_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 8 << 20;  // per core L1/L2
   int l1d_ways = 8;
   int logical_cores = 1;
@@ -23,7 +25,8 @@ struct CpuInfo {
 };
 
 // What the CPU has, less the extensions named in OPSNN_CPU_DISABLE (a comma
-// list of avx_vnni, avx512_vnni, avx512_bf16; anything else throws).
+// list of avx_vnni, avx512_vnni, avx512_bf16, amx_bf16; anything else
+// throws).
 const CpuInfo& cpu_info();
 
 // The ISA level dispatch may use: the hardware's best, capped by OPSNN_ISA
@@ -36,5 +39,9 @@ void set_isa_cap(Isa cap);  // for tests and tools
 bool has_avx512_bf16();
 bool has_avx512_vnni();
 bool has_avx_vnni();
+// AMX bf16 at the avx512 level, once Linux has granted this process the tile
+// data state (arch_prctl ARCH_REQ_XCOMP_PERM, asked for on the first call;
+// refused: false, logged once).
+bool has_amx_bf16();
 
 }  // namespace opsnn

@@ -2,6 +2,7 @@
 
 #include <cpuid.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -47,6 +48,7 @@ CpuInfo detect() {
   const uint64_t xcr0 = osxsave ? xgetbv0() : 0;
   const bool os_avx = (xcr0 & 0x6) == 0x6;
   const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;
+  const bool os_amx = (xcr0 & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
 
   if (max_leaf >= 7) {
     __cpuid_count(7, 0, a, b, cx, d);
@@ -57,6 +59,7 @@ CpuInfo detect() {
     c.avx512bw = c.avx512f && (b & (1u << 30));
     c.avx512vl = c.avx512f && (b & (1u << 31));
     c.avx512_vnni = c.avx512f && (cx & (1u << 11));
+    c.amx_bf16 = c.avx512f && os_amx && (d & (1u << 22)) && (d & (1u << 24));
     __cpuid_count(7, 1, a, b, cx, d);
     c.avx_vnni = c.avx2 && (a & (1u << 4));
     c.avx512_bf16 = c.avx512f && (a & (1u << 5));
@@ -86,7 +89,7 @@ CpuInfo detect() {
   return c;
 }
 
-// OPSNN_CPU_DISABLE=avx_vnni,avx512_vnni,avx512_bf16 (any of them): treat
+// OPSNN_CPU_DISABLE=avx_vnni,avx512_vnni,avx512_bf16,amx_bf16 (any of them): treat
 // those extensions as absent, to run and time the paths of CPUs without them
 // (the AVX2 int8 kernel without VNNI, bf16 without the dot products) here.
 void apply_disabled(CpuInfo& c) {
@@ -101,9 +104,12 @@ void apply_disabled(CpuInfo& c) {
       c.avx512_vnni = false;
     else if (f == "avx512_bf16")
       c.avx512_bf16 = false;
+    else if (f == "amx_bf16")
+      c.amx_bf16 = false;
     else if (!f.empty())
       throw Error("cpu", "OPSNN_CPU_DISABLE",
-                  "a comma-separated list of avx_vnni, avx512_vnni, avx512_bf16", "'" + f + "'");
+                  "a comma-separated list of avx_vnni, avx512_vnni, avx512_bf16, amx_bf16",
+                  "'" + f + "'");
   }
 }
 
@@ -171,5 +177,20 @@ void set_isa_cap(Isa cap) { isa_cap().store(static_cast<int>(cap)); }
 bool has_avx512_bf16() { return active_isa() == Isa::avx512 && cpu_info().avx512_bf16; }
 bool has_avx512_vnni() { return active_isa() == Isa::avx512 && cpu_info().avx512_vnni; }
 bool has_avx_vnni() { return active_isa() >= Isa::avx2 && cpu_info().avx_vnni; }
+
+bool has_amx_bf16() {
+  if (active_isa() != Isa::avx512 || !cpu_info().amx_bf16) return false;
+  // Linux keeps the 8 KiB tile data state off until a process asks for it
+  // (the kernel then sizes every thread's save area for it).
+  static const bool granted = [] {
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureTileData = 18;
+    const bool ok = syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureTileData) == 0;
+    if (!ok)
+      log_once(LogLevel::warn, "amx-perm",
+               "the CPU has AMX but Linux refused the tile state (arch_prctl); using AVX-512");
+    return ok;
+  }();
+  return granted;
+}
 
 }  // namespace opsnn

@@ -7,9 +7,11 @@
 
 #include "core/convert.h"
 #include "ops/conv/conv_act.h"
+#include "ops/conv/conv_amx.h"
 #include "ops/conv/conv_direct.h"
 #include "ops/conv/depthwise.h"
 #include "ops/conv/layout_transpose.h"
+#include "opsnn/error.h"
 #include "opsnn/log.h"
 #include "opsnn/thread_pool.h"
 
@@ -168,6 +170,7 @@ class ConvInstance : public KernelInstance {
   }
 
   void run(const Tensor* in, Tensor* out, void* ws) override {
+    reject_residual_in_output(p_, in[3], out[0]);
     std::byte* cur = static_cast<std::byte*>(ws);
     const std::byte* packed = nullptr;
     if (prepacked_) {
@@ -422,6 +425,7 @@ class ConvInstance : public KernelInstance {
 
 ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   ConvPlan p;
+  p.op = call.op();
   p.w = w;
   p.cl = cl;
   const Shape& xs = call.in(0).shape;
@@ -477,12 +481,23 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
 std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const ConvPlan& plan,
                                                    Isa isa) {
   if (depthwise_ok(call, plan)) return make_depthwise_instance(call, plan, isa);
+  if (amx_conv_ok(call, plan, isa)) return make_amx_conv_instance(call, plan, isa);
   auto inst = std::make_unique<ConvInstance>(plan, isa);
   if (const Tensor* w = call.constant(1))
     inst->prepack(*w);
   else
     note_weight_per_call(call);
   return inst;
+}
+
+void reject_residual_in_output(const ConvPlan& p, const Tensor& residual, const Tensor& out) {
+  if (!residual.data()) return;
+  const auto* r = static_cast<const std::byte*>(residual.data());
+  const auto* o = static_cast<const std::byte*>(out.data());
+  if (r < o + out.nbytes() && o < r + residual.nbytes())
+    throw Error(p.op, "residual",
+                "memory apart from the output (in place only for depthwise convolutions)",
+                "a tensor that overlaps the output");
 }
 
 void note_weight_per_call(const OpCall& call) {

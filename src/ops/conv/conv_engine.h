@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "kernels/gemm/gemm.h"
 #include "ops/conv/conv_geom.h"
@@ -20,6 +21,7 @@
 namespace opsnn::conv {
 
 struct ConvPlan {
+  std::string op;  // for errors at run
   Window w;
   bool cl = false;         // channels last
   bool pointwise = false;  // 1x1, stride 1, no padding: no gather
@@ -45,6 +47,13 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl);
 // calls go to their own kernels (depthwise.h).
 std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const ConvPlan& plan,
                                                    Isa isa);
+
+// Dense convolutions keep partial sums in the output between blocks of
+// input channels: a residual that shares memory with the output would be
+// overwritten before it is added. Throws opsnn::Error naming the residual
+// (depthwise kernels read each residual value once, before writing it, and
+// take it in place).
+void reject_residual_in_output(const ConvPlan& p, const Tensor& residual, const Tensor& out);
 
 // Logs once per op that its weight is packed per call (not a constant).
 void note_weight_per_call(const OpCall& call);

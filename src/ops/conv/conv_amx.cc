@@ -1,0 +1,169 @@
+#include "ops/conv/conv_amx.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/conv/layout_transpose.h"
+#include "opsnn/cpu.h"
+#include "opsnn/thread_pool.h"
+
+namespace opsnn::conv {
+namespace {
+
+size_t round64(size_t b) { return (b + 63) / 64 * 64; }
+
+// Pixels one task gathers: about kGatherBytes of rows (at least one block).
+constexpr int64_t kGatherBytes = 512 << 10;
+constexpr int64_t kMaxPxPerTask = 256;
+
+class AmxConvInstance : public KernelInstance {
+ public:
+  AmxConvInstance(const ConvPlan& p, bool residual)
+      : p_(p), tiles_(layout_tiles(Isa::avx512)), residual_(residual) {
+    taps_ = p_.w.taps();
+    kpad_ = (taps_ * p_.cin_g + kAmxK - 1) / kAmxK * kAmxK;
+    // An even number of 64-byte steps per row would put a tile's 16 rows in
+    // few L1 sets when the row is a multiple of 4 KiB: one step more.
+    lda_ = kpad_ / kAmxK % 2 == 0 ? kpad_ + kAmxK : kpad_;
+    const int64_t row_bytes = lda_ * static_cast<int64_t>(sizeof(bf16));
+    px_ = std::clamp<int64_t>(kGatherBytes / row_bytes / kAmxM * kAmxM, kAmxM, kMaxPxPerTask);
+    px_ = std::min(px_, (p_.w.out_size() + kAmxM - 1) / kAmxM * kAmxM);
+    slots_ = std::clamp(num_threads(), 1, 64);
+    gather_ = round64(static_cast<size_t>(px_ * row_bytes));
+    wbytes_ = round64(static_cast<size_t>(p_.groups * amx_packed_elems(kpad_, p_.cout_g)) *
+                      sizeof(uint16_t));
+    if (!p_.cl) {
+      xcl_ = round64(static_cast<size_t>(p_.n * p_.cin * p_.w.in_size()) * sizeof(bf16));
+      ycl_ = round64(static_cast<size_t>(p_.n * p_.cout * p_.w.out_size()) * sizeof(bf16));
+    }
+  }
+
+  void prepack(const Tensor& w) {
+    packed_ = Tensor::empty({static_cast<int64_t>(wbytes_)}, DType::u8);
+    pack(w, static_cast<uint16_t*>(packed_.data()));
+  }
+
+  size_t workspace_bytes() const override {
+    return (packed_.data() ? 0 : wbytes_) + gather_ * static_cast<size_t>(slots_) + xcl_ + ycl_ +
+           rcl_bytes();
+  }
+
+  void run(const Tensor* in, Tensor* out, void* ws) override {
+    reject_residual_in_output(p_, in[3], out[0]);
+    std::byte* cur = static_cast<std::byte*>(ws);
+    AmxConvArgs a;
+    a.w = p_.w;
+    a.n = p_.n;
+    a.cin = p_.cin;
+    a.cout = p_.cout;
+    a.groups = p_.groups;
+    a.cin_g = p_.cin_g;
+    a.cout_g = p_.cout_g;
+    a.kpad = kpad_;
+    a.lda = lda_;
+    a.px_per_task = px_;
+    a.act = p_.act;
+    if (packed_.data()) {
+      a.packed = static_cast<const uint16_t*>(packed_.data());
+    } else {
+      uint16_t* dst = reinterpret_cast<uint16_t*>(cur);
+      pack(in[1], dst);
+      a.packed = dst;
+      cur += wbytes_;
+    }
+    a.gather = reinterpret_cast<bf16*>(cur);
+    a.gather_stride = gather_ / sizeof(bf16);
+    a.slots = slots_;
+    cur += gather_ * static_cast<size_t>(slots_);
+    if (in[2].data()) {
+      a.bias = in[2].data();
+      a.bias_t = in[2].dtype();
+    }
+    if (in[3].data()) {
+      a.residual = in[3].data();
+      a.res_t = in[3].dtype();
+    }
+    a.x = in[0].data_as<bf16>();
+    a.y = out[0].data_as<bf16>();
+    const int64_t in_px = p_.w.in_size(), out_px = p_.w.out_size();
+    if (!p_.cl) {
+      // Channels first: x (and the residual) to channels last, y back.
+      transpose_images(a.x, cur, sizeof(bf16), p_.n, p_.cin, in_px, tiles_);
+      a.x = reinterpret_cast<const bf16*>(cur);
+      a.y = reinterpret_cast<bf16*>(cur + xcl_);
+      if (a.residual) {
+        std::byte* r = cur + xcl_ + ycl_;
+        transpose_images(a.residual, r, dtype_size(a.res_t), p_.n, p_.cout, out_px, tiles_);
+        a.residual = r;
+      }
+    }
+    conv_amx_bf16(a);
+    if (!p_.cl) transpose_images(a.y, out[0].data(), sizeof(bf16), p_.n, out_px, p_.cout, tiles_);
+  }
+
+ private:
+  size_t rcl_bytes() const {
+    // a residual of either dtype, as channels last (channels first only)
+    return !p_.cl && residual_
+               ? round64(static_cast<size_t>(p_.n * p_.cout * p_.w.out_size()) * sizeof(float))
+               : 0;
+  }
+
+  void pack(const Tensor& w, uint16_t* dst) const {
+    const auto* src = static_cast<const uint16_t*>(w.data());
+    const int64_t per_group = p_.cout_g * p_.cin_g * taps_;
+    for (int64_t g = 0; g < p_.groups; ++g)
+      amx_pack_group(src + g * per_group, p_.cin_g, taps_, p_.cout_g, kpad_,
+                     dst + g * amx_packed_elems(kpad_, p_.cout_g));
+  }
+
+  ConvPlan p_;
+  shape::TileKernels tiles_;
+  bool residual_ = false;
+  int64_t taps_ = 0, kpad_ = 0, lda_ = 0, px_ = 0;
+  int slots_ = 1;
+  size_t gather_ = 0, wbytes_ = 0, xcl_ = 0, ycl_ = 0;
+  Tensor packed_;  // the weight packed at create (constant operand)
+};
+
+}  // namespace
+
+int64_t amx_packed_elems(int64_t kpad, int64_t cout_g) {
+  return (cout_g + kAmxN - 1) / kAmxN * kpad * kAmxN;
+}
+
+void amx_pack_group(const uint16_t* w, int64_t cin_g, int64_t taps, int64_t cout_g, int64_t kpad,
+                    uint16_t* dst) {
+  const int64_t k = taps * cin_g, nb = (cout_g + kAmxN - 1) / kAmxN;
+  // dst[b][s][tile][r][col][e]: channel oc = 32 b + 16 tile + col, K index
+  // kk = 32 s + 2 r + e, which is (tap, ic) = (kk / cin_g, kk % cin_g).
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t s = 0; s < kpad / kAmxK; ++s)
+      for (int64_t tile = 0; tile < 2; ++tile)
+        for (int64_t r = 0; r < 16; ++r)
+          for (int64_t col = 0; col < 16; ++col)
+            for (int64_t e = 0; e < 2; ++e) {
+              const int64_t oc = b * kAmxN + tile * 16 + col, kk = s * kAmxK + 2 * r + e;
+              *dst++ = oc < cout_g && kk < k ? w[(oc * cin_g + kk % cin_g) * taps + kk / cin_g] : 0;
+            }
+}
+
+bool amx_conv_ok(const OpCall& call, const ConvPlan& p, Isa isa) {
+  auto f32_bf16_or_absent = [&](size_t i) {
+    return !call.has_input(i) || call.in(i).dtype == DType::f32 || call.in(i).dtype == DType::bf16;
+  };
+  return isa == Isa::avx512 && has_amx_bf16() && p.xt == DType::bf16 && p.wt == DType::bf16 &&
+         p.ot == DType::bf16 && f32_bf16_or_absent(2) && f32_bf16_or_absent(3);
+}
+
+std::unique_ptr<KernelInstance> make_amx_conv_instance(const OpCall& call, const ConvPlan& p,
+                                                       Isa /*isa*/) {
+  auto inst = std::make_unique<AmxConvInstance>(p, call.has_input(3));
+  if (const Tensor* w = call.constant(1))
+    inst->prepack(*w);
+  else
+    note_weight_per_call(call);
+  return inst;
+}
+
+}  // namespace opsnn::conv
