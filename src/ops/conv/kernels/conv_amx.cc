@@ -23,10 +23,6 @@ using gemm::Act;
 
 #include "kernels/act/act_vec.inc"
 
-// Weights of one task's block of output channels kept within L2 while its
-// pixel blocks pass.
-constexpr int64_t kBlockBytes = 1 << 20;
-
 // ldtilecfg's 64-byte operand: palette 1, tiles 0-7 all 16 rows x 64 bytes.
 struct alignas(64) TileConfig {
   uint8_t palette = 1, start_row = 0;
@@ -49,49 +45,62 @@ inline Vf load_any(const void* p, DType t, int64_t i, int n) {
                           : load_n(static_cast<const float*>(p) + i, n);
 }
 
-// Rows [0, rows) of the task's gather: pixel m0 + j's window, k = (tap, ic)
-// as the packed weight, zeros for padding taps, the K tail and rows past
-// cnt.
+// Columns [k0, k1) of rows [0, rows) of the task's gather: pixel m0 + j's
+// window at k = (tap, ic) as in the packed weight, zeros for padding taps,
+// past K and in rows past cnt. Runs that continue in memory (a kernel
+// row's taps when one group spans the channels) are copied as one.
 void gather(const AmxConvArgs& a, int64_t n, int64_t g, int64_t m0, int64_t cnt, int64_t rows,
-            bf16* dst) {
+            int64_t k0, int64_t k1, bf16* dst) {
   const conv::Window& w = a.w;
-  const int64_t cg = a.cin_g, k = w.taps() * cg;
-  const size_t cbytes = static_cast<size_t>(cg) * sizeof(bf16);
-  const bool row_runs = a.groups == 1 && w.d[2] == 1;  // a kernel row's taps are one run
+  const int64_t cg = a.cin_g, kend = std::min(k1, w.taps() * cg);
   int64_t o0 = m0 / (w.out[1] * w.out[2]), o1 = m0 / w.out[2] % w.out[1], o2 = m0 % w.out[2];
   for (int64_t j = 0; j < rows; ++j) {
-    bf16* row = dst + j * a.lda;
+    bf16* out = dst + j * a.lda;
     if (j >= cnt) {
-      std::memset(row, 0, static_cast<size_t>(a.kpad) * sizeof(bf16));
+      std::memset(out, 0, static_cast<size_t>(k1 - k0) * sizeof(bf16));
       continue;
     }
     const int64_t i0 = o0 * w.s[0] - w.pb[0], i1 = o1 * w.s[1] - w.pb[1],
                   i2 = o2 * w.s[2] - w.pb[2];
-    bf16* out = row;
-    for (int64_t kd = 0; kd < w.k[0]; ++kd)
-      for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-        const int64_t id = i0 + kd * w.d[0], ih = i1 + kh * w.d[1];
-        const int64_t krow = w.k[2] * cg;
-        if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-          std::memset(out, 0, static_cast<size_t>(krow) * sizeof(bf16));
-          out += krow;
-          continue;
-        }
-        const bf16* src = a.x + ((n * w.in[0] + id) * w.in[1] + ih) * w.in[2] * a.cin + g * cg;
-        if (row_runs && i2 >= 0 && i2 + w.k[2] <= w.in[2]) {
-          std::memcpy(out, src + i2 * a.cin, static_cast<size_t>(krow) * sizeof(bf16));
-          out += krow;
-          continue;
-        }
-        for (int64_t kw = 0; kw < w.k[2]; ++kw, out += cg) {
-          const int64_t iw = i2 + kw * w.d[2];
-          if (iw < 0 || iw >= w.in[2])
-            std::memset(out, 0, cbytes);
-          else
-            std::memcpy(out, src + iw * a.cin, cbytes);
+    const bf16* run_src = nullptr;  // the pending copy
+    bf16* run_dst = out;
+    int64_t run_len = 0;
+    auto flush = [&] {
+      if (run_len) std::memcpy(run_dst, run_src, static_cast<size_t>(run_len) * sizeof(bf16));
+      run_len = 0;
+    };
+    // the tap (kd, kh, kw) and channel of k0, then stepped tap by tap
+    int64_t ic = k0 % cg, t = k0 / cg;
+    int64_t kw = t % w.k[2], kh = t / w.k[2] % w.k[1], kd = t / (w.k[1] * w.k[2]);
+    for (int64_t kk = k0; kk < kend; ic = 0) {
+      const int64_t len = std::min(cg - ic, kend - kk);
+      const int64_t id = i0 + kd * w.d[0], ih = i1 + kh * w.d[1], iw = i2 + kw * w.d[2];
+      bf16* d = out + (kk - k0);
+      if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1] || iw < 0 || iw >= w.in[2]) {
+        flush();
+        std::memset(d, 0, static_cast<size_t>(len) * sizeof(bf16));
+      } else {
+        const bf16* src =
+            a.x + (((n * w.in[0] + id) * w.in[1] + ih) * w.in[2] + iw) * a.cin + g * cg + ic;
+        if (run_len && src == run_src + run_len) {
+          run_len += len;
+        } else {
+          flush();
+          run_src = src;
+          run_dst = d;
+          run_len = len;
         }
       }
-    std::memset(row + k, 0, static_cast<size_t>(a.kpad - k) * sizeof(bf16));
+      kk += len;
+      if (++kw == w.k[2]) {
+        kw = 0;
+        if (++kh == w.k[1]) kh = 0, ++kd;
+      }
+    }
+    flush();
+    if (kend < k1)
+      std::memset(out + std::max<int64_t>(kend - k0, 0), 0,
+                  static_cast<size_t>(k1 - std::max(kend, k0)) * sizeof(bf16));
     if (++o2 == w.out[2]) {
       o2 = 0;
       if (++o1 == w.out[1]) o1 = 0, ++o0;
@@ -99,18 +108,28 @@ void gather(const AmxConvArgs& a, int64_t n, int64_t g, int64_t m0, int64_t cnt,
   }
 }
 
-// 32 pixels (gathered rows at ga) x 32 output channels (packed block wb) over
-// all of K into c [32][32] f32.
-inline void block(const AmxConvArgs& a, const bf16* ga, const uint16_t* wb, float* c) {
-  const int64_t steps = a.kpad / kAmxK, lda_bytes = a.lda * static_cast<int64_t>(sizeof(bf16));
+// 32 pixels (gathered rows at ga) x 32 output channels (packed block wb)
+// over K steps [s0, s1), from zero (first) or the partial sums at cp, to cp
+// ([32][32] f32 as four 16 x 16 tiles).
+inline void block(const AmxConvArgs& a, const bf16* ga, const uint16_t* wb, int64_t s0, int64_t s1,
+                  bool first, float* cp) {
+  const int64_t lda_bytes = a.lda * static_cast<int64_t>(sizeof(bf16));
+  constexpr int64_t ldc = kAmxN * sizeof(float);
   const bf16* ga1 = ga + 16 * a.lda;
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (int64_t s = 0; s < steps; ++s) {
-    _tile_loadd(4, ga + s * kAmxK, lda_bytes);
-    _tile_loadd(5, ga1 + s * kAmxK, lda_bytes);
+  if (first) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  } else {
+    _tile_loadd(0, cp, ldc);
+    _tile_loadd(1, cp + 16, ldc);
+    _tile_loadd(2, cp + 16 * kAmxN, ldc);
+    _tile_loadd(3, cp + 16 * kAmxN + 16, ldc);
+  }
+  for (int64_t s = s0; s < s1; ++s) {
+    _tile_loadd(4, ga + (s - s0) * kAmxK, lda_bytes);
+    _tile_loadd(5, ga1 + (s - s0) * kAmxK, lda_bytes);
     _tile_loadd(6, wb + s * 2 * kAmxTile, 64);
     _tile_loadd(7, wb + s * 2 * kAmxTile + kAmxTile, 64);
     _tile_dpbf16ps(0, 4, 6);
@@ -118,11 +137,10 @@ inline void block(const AmxConvArgs& a, const bf16* ga, const uint16_t* wb, floa
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }
-  constexpr int64_t ldc = kAmxN * sizeof(float);
-  _tile_stored(0, c, ldc);
-  _tile_stored(1, c + 16, ldc);
-  _tile_stored(2, c + 16 * kAmxN, ldc);
-  _tile_stored(3, c + 16 * kAmxN + 16, ldc);
+  _tile_stored(0, cp, ldc);
+  _tile_stored(1, cp + 16, ldc);
+  _tile_stored(2, cp + 16 * kAmxN, ldc);
+  _tile_stored(3, cp + 16 * kAmxN + 16, ldc);
 }
 
 // c's first cnt pixels x nc channels: bias, activation K, residual, rounded
@@ -150,37 +168,54 @@ void epilogue(const AmxConvArgs& a, const float* c, int64_t cnt, int nc, int64_t
 
 }  // namespace
 
-// Tasks: (image, group, run of px_per_task pixels). A task gathers its
-// pixels once, then walks blocks of output channels whose weights fit
-// kBlockBytes, and in each its pixel blocks and channel blocks.
+// Tasks: (image, group, run of px_per_task pixels, part of the output
+// channels). A task gathers its pixels once, then walks K in blocks of
+// k_block: per block, its 32-pixel slices of the gathered rows (k_block x
+// 64 bytes each) stay in L1 while the channel blocks' weights for that K
+// block stream from L2, the sums kept in the slot's f32 scratch between K
+// blocks (stored and loaded exactly: the K blocking does not change a sum).
+// After the last K block the epilogue writes the outputs.
 void run(const AmxConvArgs& a) {
   const int64_t P = a.w.out_size();
   const int64_t chunks = (P + a.px_per_task - 1) / a.px_per_task;
   const int64_t nb = (a.cout_g + kAmxN - 1) / kAmxN;  // 32-channel blocks
-  const int64_t block_elems = a.kpad * kAmxN;
-  const int64_t fit = std::clamp<int64_t>(
-      kBlockBytes / (block_elems * static_cast<int64_t>(sizeof(uint16_t))), 1, nb);
+  const int64_t per_part = (nb + a.oc_parts - 1) / a.oc_parts;
+  const int64_t block_elems = a.kpad * kAmxN, steps = a.kpad / kAmxK;
+  const int64_t kb = a.k_block / kAmxK;
   const int64_t group_elems = conv::amx_packed_elems(a.kpad, a.cout_g);
   parallel_tasks(
-      a.n * a.groups * chunks,
+      a.n * a.groups * chunks * a.oc_parts,
       [&](int64_t t) {
-        const int64_t ch = t % chunks, g = t / chunks % a.groups, n = t / (chunks * a.groups);
+        const int64_t part = t % a.oc_parts, ch = t / a.oc_parts % chunks;
+        const int64_t g = t / (a.oc_parts * chunks) % a.groups;
+        const int64_t n = t / (a.oc_parts * chunks * a.groups);
+        const int64_t b0 = part * per_part, b1 = std::min(nb, b0 + per_part);
+        if (b0 >= b1) return;
         const int64_t m0 = ch * a.px_per_task, cnt = std::min(a.px_per_task, P - m0);
         const int64_t rows = (cnt + kAmxM - 1) / kAmxM * kAmxM;
-        bf16* ga = a.gather + static_cast<size_t>(thread_index()) * a.gather_stride;
-        gather(a, n, g, m0, cnt, rows, ga);
+        const size_t slot = static_cast<size_t>(thread_index());
+        bf16* ga = a.gather + slot * a.gather_stride;
+        float* sums = a.sums + slot * a.sums_stride;
         configure_tiles();
-        alignas(64) float c[kAmxM * kAmxN];
+        alignas(64) float one[kAmxM * kAmxN];
         const uint16_t* wg = a.packed + g * group_elems;
         with_act(a.act, [&](auto kind) {
-          for (int64_t b0 = 0; b0 < nb; b0 += fit)
+          for (int64_t s0 = 0; s0 < steps; s0 += kb) {
+            const int64_t s1 = std::min(steps, s0 + kb);
+            gather(a, n, g, m0, cnt, rows, s0 * kAmxK, s1 * kAmxK, ga);
             for (int64_t r = 0; r < rows; r += kAmxM)
-              for (int64_t b = b0; b < std::min(nb, b0 + fit); ++b) {
-                block(a, ga + r * a.lda, wg + b * block_elems, c);
+              for (int64_t b = b0; b < b1; ++b) {
+                // one K block: the sums go straight to the epilogue (an L1
+                // buffer; the stem, K = 64, is mostly epilogue)
+                float* cp =
+                    kb >= steps ? one : sums + (r / kAmxM * per_part + (b - b0)) * kAmxM * kAmxN;
+                block(a, ga + r * a.lda, wg + b * block_elems, s0, s1, s0 == 0, cp);
+                if (s1 < steps) continue;
                 const int nc = static_cast<int>(std::min<int64_t>(kAmxN, a.cout_g - b * kAmxN));
-                epilogue<decltype(kind)::value>(a, c, std::min<int64_t>(kAmxM, cnt - r), nc,
+                epilogue<decltype(kind)::value>(a, cp, std::min<int64_t>(kAmxM, cnt - r), nc,
                                                 n * P + m0 + r, g * a.cout_g + b * kAmxN);
               }
+          }
         });
         _tile_release();
       },
