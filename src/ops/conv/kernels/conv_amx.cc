@@ -111,8 +111,9 @@ void gather(const AmxConvArgs& a, int64_t n, int64_t g, int64_t m0, int64_t cnt,
 // 32 pixels (gathered rows at ga) x 32 output channels (packed block wb)
 // over K steps [s0, s1), from zero (first) or the partial sums at cp, to cp
 // ([32][32] f32 as four 16 x 16 tiles).
+template <class Drain>
 inline void block(const AmxConvArgs& a, const bf16* ga, const uint16_t* wb, int64_t s0, int64_t s1,
-                  bool first, float* cp) {
+                  bool first, float* cp, Drain drain) {
   const int64_t lda_bytes = a.lda * static_cast<int64_t>(sizeof(bf16));
   constexpr int64_t ldc = kAmxN * sizeof(float);
   const bf16* ga1 = ga + 16 * a.lda;
@@ -136,6 +137,7 @@ inline void block(const AmxConvArgs& a, const bf16* ga, const uint16_t* wb, int6
     _tile_dpbf16ps(1, 4, 7);
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
+    drain();
   }
   _tile_stored(0, cp, ldc);
   _tile_stored(1, cp + 16, ldc);
@@ -143,20 +145,30 @@ inline void block(const AmxConvArgs& a, const bf16* ga, const uint16_t* wb, int6
   _tile_stored(3, cp + 16 * kAmxN + 16, ldc);
 }
 
-// c's first cnt pixels x nc channels: bias, activation K, residual, rounded
-// to bf16 at output pixel px (image-flattened) and channel oc0.
+// A finished block waiting for its epilogue: c's first cnt pixels x nc
+// channels get bias, activation, residual and are rounded to bf16 at output
+// pixel px (image-flattened) and channel oc0; rows before `row` are done.
+struct Pending {
+  const float* c = nullptr;
+  int64_t cnt = 0, px = 0, oc0 = 0, row = 0;
+  int nc = 0;
+};
+
+// Rows [p.row, p.row + count) of p's epilogue (activation K).
 template <Act K>
-void epilogue(const AmxConvArgs& a, const float* c, int64_t cnt, int nc, int64_t px, int64_t oc0) {
-  const int n0 = std::min(nc, 16), n1 = nc - n0;
+void epilogue_rows(const AmxConvArgs& a, Pending& p, int64_t count) {
+  const int64_t j1 = std::min(p.cnt, p.row + count);
+  if (p.row >= j1) return;
+  const int n0 = std::min(p.nc, 16), n1 = p.nc - n0;
   Vf b0 = zero(), b1 = zero();
   if (a.bias) {
-    b0 = load_any(a.bias, a.bias_t, oc0, n0);
-    if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
+    b0 = load_any(a.bias, a.bias_t, p.oc0, n0);
+    if (n1 > 0) b1 = load_any(a.bias, a.bias_t, p.oc0 + 16, n1);
   }
-  for (int64_t j = 0; j < cnt; ++j) {
-    const int64_t o = (px + j) * a.cout + oc0;
-    Vf v0 = act_apply_t<K>(load(c + j * kAmxN) + b0);
-    Vf v1 = act_apply_t<K>(load(c + j * kAmxN + 16) + b1);
+  for (int64_t j = p.row; j < j1; ++j) {
+    const int64_t o = (p.px + j) * a.cout + p.oc0;
+    Vf v0 = act_apply_t<K>(load(p.c + j * kAmxN) + b0);
+    Vf v1 = act_apply_t<K>(load(p.c + j * kAmxN + 16) + b1);
     if (a.residual) {
       v0 = v0 + load_any(a.residual, a.res_t, o, n0);
       if (n1 > 0) v1 = v1 + load_any(a.residual, a.res_t, o + 16, n1);
@@ -164,6 +176,7 @@ void epilogue(const AmxConvArgs& a, const float* c, int64_t cnt, int nc, int64_t
     store_n(a.y + o, v0, n0);
     if (n1 > 0) store_n(a.y + o + 16, v1, n1);
   }
+  p.row = j1;
 }
 
 }  // namespace
@@ -197,25 +210,37 @@ void run(const AmxConvArgs& a) {
         bf16* ga = a.gather + slot * a.gather_stride;
         float* sums = a.sums + slot * a.sums_stride;
         configure_tiles();
-        alignas(64) float one[kAmxM * kAmxN];
+        alignas(64) float one[2][kAmxM * kAmxN];  // one K block: sums of this and the last block
+        int flip = 0;
         const uint16_t* wg = a.packed + g * group_elems;
         with_act(a.act, [&](auto kind) {
+          constexpr Act K = decltype(kind)::value;
+          // The epilogue of the previous block runs a few rows per K step of
+          // the next one: the vector units work while the tiles multiply.
+          Pending pend;
           for (int64_t s0 = 0; s0 < steps; s0 += kb) {
             const int64_t s1 = std::min(steps, s0 + kb);
+            const int64_t per_step = (kAmxM + (s1 - s0) - 1) / (s1 - s0);
             gather(a, n, g, m0, cnt, rows, s0 * kAmxK, s1 * kAmxK, ga);
             for (int64_t r = 0; r < rows; r += kAmxM)
               for (int64_t b = b0; b < b1; ++b) {
                 // one K block: the sums go straight to the epilogue (an L1
                 // buffer; the stem, K = 64, is mostly epilogue)
-                float* cp =
-                    kb >= steps ? one : sums + (r / kAmxM * per_part + (b - b0)) * kAmxM * kAmxN;
-                block(a, ga + r * a.lda, wg + b * block_elems, s0, s1, s0 == 0, cp);
+                float* cp = kb >= steps ? one[flip ^= 1]
+                                        : sums + (r / kAmxM * per_part + (b - b0)) * kAmxM * kAmxN;
+                block(a, ga + r * a.lda, wg + b * block_elems, s0, s1, s0 == 0, cp,
+                      [&] { epilogue_rows<K>(a, pend, per_step); });
                 if (s1 < steps) continue;
-                const int nc = static_cast<int>(std::min<int64_t>(kAmxN, a.cout_g - b * kAmxN));
-                epilogue<decltype(kind)::value>(a, cp, std::min<int64_t>(kAmxM, cnt - r), nc,
-                                                n * P + m0 + r, g * a.cout_g + b * kAmxN);
+                epilogue_rows<K>(a, pend, kAmxM);  // what the steps left
+                pend.c = cp;
+                pend.cnt = std::min<int64_t>(kAmxM, cnt - r);
+                pend.nc = static_cast<int>(std::min<int64_t>(kAmxN, a.cout_g - b * kAmxN));
+                pend.px = n * P + m0 + r;
+                pend.oc0 = g * a.cout_g + b * kAmxN;
+                pend.row = 0;
               }
           }
+          epilogue_rows<K>(a, pend, kAmxM);
         });
         _tile_release();
       },
