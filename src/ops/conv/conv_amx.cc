@@ -77,13 +77,7 @@ class AmxConvInstance : public KernelInstance {
     reject_residual_in_output(p_, in[3], out[0]);
     std::byte* cur = static_cast<std::byte*>(ws);
     AmxConvArgs a;
-    a.w = p_.w;
-    a.n = p_.n;
-    a.cin = p_.cin;
-    a.cout = p_.cout;
-    a.groups = p_.groups;
-    a.cin_g = p_.cin_g;
-    a.cout_g = p_.cout_g;
+    set_geometry(p_, a);
     a.kpad = kpad_;
     a.lda = lda_;
     a.px_per_task = px_;
@@ -105,14 +99,7 @@ class AmxConvInstance : public KernelInstance {
     a.sums = reinterpret_cast<float*>(cur);
     a.sums_stride = sums_ / sizeof(float);
     cur += sums_ * static_cast<size_t>(slots_);
-    if (in[2].data()) {
-      a.bias = in[2].data();
-      a.bias_t = in[2].dtype();
-    }
-    if (in[3].data()) {
-      a.residual = in[3].data();
-      a.res_t = in[3].dtype();
-    }
+    set_bias_residual(in, a);
     a.x = in[0].data_as<bf16>();
     a.y = out[0].data_as<bf16>();
     const int64_t in_px = p_.w.in_size(), out_px = p_.w.out_size();
@@ -187,12 +174,7 @@ bool amx_conv_ok(const OpCall& call, const ConvPlan& p, Isa isa) {
 
 std::unique_ptr<KernelInstance> make_amx_conv_instance(const OpCall& call, const ConvPlan& p,
                                                        Isa /*isa*/) {
-  auto inst = std::make_unique<AmxConvInstance>(p, call.has_input(3));
-  if (const Tensor* w = call.constant(1))
-    inst->prepack(*w);
-  else
-    note_weight_per_call(call);
-  return inst;
+  return with_weight(call, std::make_unique<AmxConvInstance>(p, call.has_input(3)));
 }
 
 }  // namespace opsnn::conv

@@ -184,7 +184,7 @@ class ConvInstance : public KernelInstance {
     }
     if (bf16_direct_) {
       DirectBf16Args a;
-      set_geometry(a);
+      set_geometry(p_, a);
       a.x = in[0].data_as<bf16>();
       a.y = out[0].data_as<bf16>();
       if (xcl_) {
@@ -197,14 +197,7 @@ class ConvInstance : public KernelInstance {
       a.packed = reinterpret_cast<const uint16_t*>(packed);
       a.group_stride = static_cast<int64_t>(group_pack_ / sizeof(uint16_t));
       a.zeros = zeros_.data_as<bf16>();
-      if (in[2].data()) {
-        a.bias = in[2].data();
-        a.bias_t = in[2].dtype();
-      }
-      if (in[3].data()) {
-        a.residual = in[3].data();
-        a.res_t = in[3].dtype();
-      }
+      set_bias_residual(in, a);
       a.act = p_.act;
       direct_bf16_avx512bf16(a);
       if (xcl_)
@@ -214,7 +207,7 @@ class ConvInstance : public KernelInstance {
     }
     if (direct_) {
       DirectArgs a;
-      set_geometry(a);
+      set_geometry(p_, a);
       float* xf = reinterpret_cast<float*>(cur + xcl_ + ycl_);
       float* yf = reinterpret_cast<float*>(cur + xcl_ + ycl_ + xf_);
       float* bf = reinterpret_cast<float*>(cur + xcl_ + ycl_ + xf_ + yf_);
@@ -266,18 +259,6 @@ class ConvInstance : public KernelInstance {
   }
 
  private:
-  // The geometry both direct kernels' arguments share.
-  template <class Args>
-  void set_geometry(Args& a) const {
-    a.w = p_.w;
-    a.n = p_.n;
-    a.cin = p_.cin;
-    a.cout = p_.cout;
-    a.groups = p_.groups;
-    a.cin_g = p_.cin_g;
-    a.cout_g = p_.cout_g;
-  }
-
   size_t weights_bytes() const { return group_pack_ * static_cast<size_t>(p_.groups); }
   // A thread's slot: gathered columns, the C tile, the GEMM's scratch.
   size_t slot_bytes() const { return col_ + tile_ + gemm_one_; }
@@ -482,12 +463,7 @@ std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const Con
                                                    Isa isa) {
   if (depthwise_ok(call, plan)) return make_depthwise_instance(call, plan, isa);
   if (amx_conv_ok(call, plan, isa)) return make_amx_conv_instance(call, plan, isa);
-  auto inst = std::make_unique<ConvInstance>(plan, isa);
-  if (const Tensor* w = call.constant(1))
-    inst->prepack(*w);
-  else
-    note_weight_per_call(call);
-  return inst;
+  return with_weight(call, std::make_unique<ConvInstance>(plan, isa));
 }
 
 void reject_residual_in_output(const ConvPlan& p, const Tensor& residual, const Tensor& out) {

@@ -58,4 +58,40 @@ void reject_residual_in_output(const ConvPlan& p, const Tensor& residual, const 
 // Logs once per op that its weight is packed per call (not a constant).
 void note_weight_per_call(const OpCall& call);
 
+// A kernel instance with its weight (input 1) packed once when it is a
+// constant operand (Inst::prepack), else noted as packed per call.
+template <class Inst>
+std::unique_ptr<KernelInstance> with_weight(const OpCall& call, std::unique_ptr<Inst> inst) {
+  if (const Tensor* w = call.constant(1))
+    inst->prepack(*w);
+  else
+    note_weight_per_call(call);
+  return inst;
+}
+
+// Bias (input 2) and residual (input 3) as pointer + dtype, where given.
+template <class Args>
+void set_bias_residual(const Tensor* in, Args& a) {
+  if (in[2].data()) {
+    a.bias = in[2].data();
+    a.bias_t = in[2].dtype();
+  }
+  if (in[3].data()) {
+    a.residual = in[3].data();
+    a.res_t = in[3].dtype();
+  }
+}
+
+// The geometry every convolution kernel's arguments share.
+template <class Args>
+void set_geometry(const ConvPlan& p, Args& a) {
+  a.w = p.w;
+  a.n = p.n;
+  a.cin = p.cin;
+  a.cout = p.cout;
+  a.groups = p.groups;
+  a.cin_g = p.cin_g;
+  a.cout_g = p.cout_g;
+}
+
 }  // namespace opsnn::conv

@@ -121,12 +121,7 @@ bool depthwise_ok(const OpCall& call, const ConvPlan& p) {
 
 std::unique_ptr<KernelInstance> make_depthwise_instance(const OpCall& call, const ConvPlan& p,
                                                         Isa isa) {
-  auto inst = std::make_unique<DepthwiseInstance>(p, isa, call.has_input(3));
-  if (const Tensor* w = call.constant(1))
-    inst->prepack(*w);
-  else
-    note_weight_per_call(call);
-  return inst;
+  return with_weight(call, std::make_unique<DepthwiseInstance>(p, isa, call.has_input(3)));
 }
 
 }  // namespace opsnn::conv
