@@ -149,6 +149,7 @@ nb::dict cpu_info_dict() {
   d["avx512_bf16"] = c.avx512_bf16;
   d["avx512_vnni"] = c.avx512_vnni;
   d["avx_vnni"] = c.avx_vnni;
+  d["amx_bf16"] = c.amx_bf16;
   d["l1d_bytes"] = c.l1d_bytes;
   d["l2_bytes"] = c.l2_bytes;
   d["l3_bytes"] = c.l3_bytes;
