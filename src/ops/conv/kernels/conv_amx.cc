@@ -45,6 +45,17 @@ inline Vf load_any(const void* p, DType t, int64_t i, int n) {
                           : load_n(static_cast<const float*>(p) + i, n);
 }
 
+// n bf16 from src to dst, 32 per vector (runs of a few hundred: a libc
+// memcpy call per run cost more than the copy).
+inline void copy_run(const bf16* src, bf16* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) _mm512_storeu_si512(dst + i, _mm512_loadu_si512(src + i));
+  if (i < n) {
+    const __mmask32 m = static_cast<__mmask32>((uint64_t{1} << (n - i)) - 1);
+    _mm512_mask_storeu_epi16(dst + i, m, _mm512_maskz_loadu_epi16(m, src + i));
+  }
+}
+
 // Columns [k0, k1) of rows [0, rows) of the task's gather: pixel m0 + j's
 // window at k = (tap, ic) as in the packed weight, zeros for padding taps,
 // past K and in rows past cnt. Runs that continue in memory (a kernel
@@ -66,7 +77,7 @@ void gather(const AmxConvArgs& a, int64_t n, int64_t g, int64_t m0, int64_t cnt,
     bf16* run_dst = out;
     int64_t run_len = 0;
     auto flush = [&] {
-      if (run_len) std::memcpy(run_dst, run_src, static_cast<size_t>(run_len) * sizeof(bf16));
+      if (run_len) copy_run(run_src, run_dst, run_len);
       run_len = 0;
     };
     // the tap (kd, kh, kw) and channel of k0, then stepped tap by tap
