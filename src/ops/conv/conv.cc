@@ -11,6 +11,7 @@
 #include "ops/common/checks.h"
 #include "ops/common/isa_kernels.h"
 #include "ops/conv/conv_act.h"
+#include "ops/conv/conv_amx.h"
 #include "ops/conv/conv_engine.h"
 #include "ops/conv/conv_family.h"
 
@@ -634,6 +635,24 @@ void add_conv_op(Registry& reg, int r) {
         };
       },
       conv_name(r) + "_gemm_");
+  // bf16 on AMX tiles where the CPU has them (OPSNN_CPU_DISABLE=amx_bf16
+  // hides it), ahead of the ISA kernels, which then take the other calls.
+  KernelDesc amx;
+  amx.name = conv_name(r) + "_amx";
+  amx.isa = Isa::avx512;
+  amx.cpu_ok = has_amx_bf16;
+  amx.dtypes = {DType::bf16};
+  amx.priority = ops::kPrioritySpecial;
+  amx.create = [r](const OpCall& call, std::string* why) -> std::unique_ptr<KernelInstance> {
+    const Geo g = geometry(call, r);
+    const ConvPlan p = conv_plan(call, g.w, g.cl);
+    if (!amx_conv_ok(call, p)) {
+      if (why) *why = "bf16 x, w and y, f32 or bf16 bias and residual, not depthwise";
+      return nullptr;
+    }
+    return make_amx_conv_instance(call, p);
+  };
+  reg.add_kernel(conv_name(r), std::move(amx));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/conv/depthwise.h"
 #include "ops/conv/layout_transpose.h"
 #include "opsnn/cpu.h"
 #include "opsnn/thread_pool.h"
@@ -164,16 +165,15 @@ void amx_pack_group(const uint16_t* w, int64_t cin_g, int64_t taps, int64_t cout
   }
 }
 
-bool amx_conv_ok(const OpCall& call, const ConvPlan& p, Isa isa) {
+bool amx_conv_ok(const OpCall& call, const ConvPlan& p) {
   auto f32_bf16_or_absent = [&](size_t i) {
     return !call.has_input(i) || call.in(i).dtype == DType::f32 || call.in(i).dtype == DType::bf16;
   };
-  return isa == Isa::avx512 && has_amx_bf16() && p.xt == DType::bf16 && p.wt == DType::bf16 &&
-         p.ot == DType::bf16 && f32_bf16_or_absent(2) && f32_bf16_or_absent(3);
+  return p.xt == DType::bf16 && p.wt == DType::bf16 && p.ot == DType::bf16 &&
+         f32_bf16_or_absent(2) && f32_bf16_or_absent(3) && !depthwise_ok(call, p);
 }
 
-std::unique_ptr<KernelInstance> make_amx_conv_instance(const OpCall& call, const ConvPlan& p,
-                                                       Isa /*isa*/) {
+std::unique_ptr<KernelInstance> make_amx_conv_instance(const OpCall& call, const ConvPlan& p) {
   return with_weight(call, std::make_unique<AmxConvInstance>(p, call.has_input(3)));
 }
 

@@ -64,10 +64,10 @@ void amx_pack_group(const uint16_t* w, int64_t cin_g, int64_t taps, int64_t cout
 
 void conv_amx_bf16(const AmxConvArgs& a);  // kernels/conv_amx.cc
 
-// Whether the AMX kernel takes this call at `isa`: bf16 x, w and y, f32 or
-// bf16 bias and residual, AMX usable (has_amx_bf16).
-bool amx_conv_ok(const OpCall& call, const ConvPlan& p, Isa isa);
-std::unique_ptr<KernelInstance> make_amx_conv_instance(const OpCall& call, const ConvPlan& p,
-                                                       Isa isa);
+// Whether the AMX kernel (convNd_amx, registered where has_amx_bf16())
+// takes this call: bf16 x, w and y, f32 or bf16 bias and residual, not
+// depthwise (the depthwise kernels are faster than K = taps padded to 32).
+bool amx_conv_ok(const OpCall& call, const ConvPlan& p);
+std::unique_ptr<KernelInstance> make_amx_conv_instance(const OpCall& call, const ConvPlan& p);
 
 }  // namespace opsnn::conv

@@ -7,7 +7,6 @@
 
 #include "core/convert.h"
 #include "ops/conv/conv_act.h"
-#include "ops/conv/conv_amx.h"
 #include "ops/conv/conv_direct.h"
 #include "ops/conv/depthwise.h"
 #include "ops/conv/layout_transpose.h"
@@ -462,7 +461,6 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
 std::unique_ptr<KernelInstance> make_conv_instance(const OpCall& call, const ConvPlan& plan,
                                                    Isa isa) {
   if (depthwise_ok(call, plan)) return make_depthwise_instance(call, plan, isa);
-  if (amx_conv_ok(call, plan, isa)) return make_amx_conv_instance(call, plan, isa);
   return with_weight(call, std::make_unique<ConvInstance>(plan, isa));
 }
 
