@@ -11,8 +11,6 @@
 namespace opsnn::conv {
 namespace {
 
-size_t round64(size_t b) { return (b + 63) / 64 * 64; }
-
 // Pixels per task: up to kMaxPxPerTask (the weights stream once per task),
 // fewer where their f32 sums (all output channels) pass kSumsBytes.
 constexpr int64_t kMaxPxPerTask = 256;
@@ -166,11 +164,8 @@ void amx_pack_group(const uint16_t* w, int64_t cin_g, int64_t taps, int64_t cout
 }
 
 bool amx_conv_ok(const OpCall& call, const ConvPlan& p) {
-  auto f32_bf16_or_absent = [&](size_t i) {
-    return !call.has_input(i) || call.in(i).dtype == DType::f32 || call.in(i).dtype == DType::bf16;
-  };
   return p.xt == DType::bf16 && p.wt == DType::bf16 && p.ot == DType::bf16 &&
-         f32_bf16_or_absent(2) && f32_bf16_or_absent(3) && !depthwise_ok(call, p);
+         f32_bf16_or_absent(call, 2) && f32_bf16_or_absent(call, 3) && !depthwise_ok(call, p);
 }
 
 std::unique_ptr<KernelInstance> make_amx_conv_instance(const OpCall& call, const ConvPlan& p) {

@@ -17,8 +17,6 @@
 namespace opsnn::conv {
 namespace {
 
-size_t round64(size_t b) { return (b + 63) / 64 * 64; }
-
 // Element types by size: gathering copies raw elements (zero bits are +0 in
 // every float dtype), so one gather serves f32, bf16 and f16.
 template <class E>
@@ -433,9 +431,6 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   auto f32_or_absent = [&](size_t i) {
     return !call.has_input(i) || call.in(i).dtype == DType::f32;
   };
-  auto f32_bf16_or_absent = [&](size_t i) {
-    return !call.has_input(i) || call.in(i).dtype == DType::f32 || call.in(i).dtype == DType::bf16;
-  };
   // The bf16 direct kernel pays per tap for the tile's input pointers: with
   // few input channels (the UNet's 4-channel stem) the gather + GEMM is faster
   // (measured 4 -> 320 at 64x64: 0.9 ms vs 6.4 ms). The f32 one builds them
@@ -446,7 +441,8 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   const bool enough_channels = p.cin_g >= 32;
   p.direct_bf16_ok = enough_channels && !p.pointwise && p.xt == DType::bf16 &&
                      p.wt == DType::bf16 && p.ot == DType::bf16 && p.cin_g % 2 == 0 &&
-                     f32_bf16_or_absent(2) && (cl ? f32_bf16_or_absent(3) : !call.has_input(3));
+                     f32_bf16_or_absent(call, 2) &&
+                     (cl ? f32_bf16_or_absent(call, 3) : !call.has_input(3));
   const bool half = p.xt == DType::bf16 || p.xt == DType::f16;
   p.direct_widen_ok =
       p.cin_g >= 4 && p.cin_g < 32 && !p.pointwise && half && p.wt == p.xt && p.ot == p.xt &&

@@ -40,6 +40,15 @@ struct ConvPlan {
   bool direct_widen_ok = false;
 };
 
+// Workspace regions start on 64-byte boundaries.
+inline size_t round64(size_t b) { return (b + 63) / 64 * 64; }
+
+// Input i is absent, f32 or bf16 (the bias and residual dtypes the bf16
+// kernels take).
+inline bool f32_bf16_or_absent(const OpCall& call, size_t i) {
+  return !call.has_input(i) || call.in(i).dtype == DType::f32 || call.in(i).dtype == DType::bf16;
+}
+
 // x: input 0, w: input 1, bias: input 2 (optional), residual: input 3 (optional).
 ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl);
 

@@ -9,8 +9,6 @@
 namespace opsnn::conv {
 namespace {
 
-size_t round64(size_t b) { return (b + 63) / 64 * 64; }
-
 DepthwiseFn fn_for(Isa isa) {
   if (isa == Isa::avx512) return depthwise_fn_avx512();
   if (isa == Isa::avx2) return depthwise_fn_avx2();
