@@ -193,12 +193,13 @@ void epilogue_rows(const AmxConvArgs& a, Pending& p, int64_t count) {
 }  // namespace
 
 // Tasks: (image, group, run of px_per_task pixels, part of the output
-// channels). A task gathers its pixels once, then walks K in blocks of
-// k_block: per block, its 32-pixel slices of the gathered rows (k_block x
-// 64 bytes each) stay in L1 while the channel blocks' weights for that K
-// block stream from L2, the sums kept in the slot's f32 scratch between K
-// blocks (stored and loaded exactly: the K blocking does not change a sum).
-// After the last K block the epilogue writes the outputs.
+// channels). A task walks K in blocks of k_block, gathering its pixels'
+// columns of each block just before it: the 32-pixel slices of the gathered
+// rows stay in L1 while the channel blocks' weights for that K block stream
+// from L2, the sums kept in the slot's f32 scratch between K blocks (stored
+// and loaded exactly: the K blocking does not change a sum). After the last
+// K block the epilogue writes the outputs, interleaved with the next
+// block's products.
 void run(const AmxConvArgs& a) {
   const int64_t P = a.w.out_size();
   const int64_t chunks = (P + a.px_per_task - 1) / a.px_per_task;
