@@ -314,20 +314,22 @@ template <Act K, class T>
 // pointers (accumulate, per panel, spent a quarter of the stem's time on its
 // setup and epilogue branches around K = 36 steps). Output T: float, or
 // bf16 / f16 into a.y_out, rounded once from the f32 value. relu and no
-// activation are applied in the epilogue; the others stage the panel's f32
-// values on the stack for act_rows.
+// activation into an f32 output are applied in the epilogue; the others
+// stage the panel's f32 values on the stack for act_rows.
 template <Act K, class T>
 inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, int64_t pnl1) {
-  constexpr bool kInline = K == Act::none || K == Act::relu;
-  constexpr Act kTileAct = kInline ? K : Act::none;
+  // A 16-bit output is staged too: rounding in the panel loop put the
+  // rounding constants in registers and GCC spilled accumulators to the
+  // stack (the AVX2 bf16 stem ran at half the f32 one's speed).
+  constexpr bool kStage = !(K == Act::none || K == Act::relu) || !std::is_same_v<T, float>;
+  constexpr Act kTileAct = kStage ? Act::none : K;
   const int64_t kk = a.w.taps() * a.cin_g;
   const float* panel = a.packed + tg.g * a.group_stride + pnl0 * kk * kNr;
   const float* bias = a.bias ? a.bias + tg.g * a.cout_g + pnl0 * kNr : nullptr;
   float* y = a.y + (tg.n * a.w.out_size() + tg.m0) * a.cout + tg.g * a.cout_g + pnl0 * kNr;
   const int cnt = tg.cnt;
   // Stores of the panel loop: finished outputs, or f32 values for act_rows.
-  using TP = std::conditional_t<kInline, T, float>;
-  constexpr bool kStage = !kInline;
+  using TP = std::conditional_t<kStage, float, T>;
   alignas(64) float stage[kStage ? kTm * kNr : 1];
   for (int64_t pnl = pnl0; pnl < pnl1; ++pnl, panel += kk * kNr, y += kNr) {
     Vf acc0[kTm], acc1[kTm];
