@@ -106,8 +106,9 @@ class ConvInstance : public KernelInstance {
   ConvInstance(const ConvPlan& plan, Isa isa) : p_(plan), tiles_(layout_tiles(isa)) {
     gp_ = gemm::default_params(isa, 0);
     const bool direct_isa = direct_fn(isa) && gp_.nr == direct_nr(isa);
-    direct_ = (p_.direct_ok || p_.direct_widen_ok) && direct_isa ? direct_fn(isa) : nullptr;
-    widen_ = direct_ && p_.direct_widen_ok;
+    const bool widen_ok = p_.direct_widen_ok || (p_.direct_widen_many_ok && isa == Isa::avx2);
+    direct_ = (p_.direct_ok || widen_ok) && direct_isa ? direct_fn(isa) : nullptr;
+    widen_ = direct_ && widen_ok;
     pt_ = widen_ ? DType::f32 : p_.wt;
     group_pack_ = round64(gemm::packed_b_bytes(gp_, p_.kg, p_.cout_g, pt_));
     const size_t es = widen_ ? sizeof(float) : dtype_size(p_.xt);
@@ -444,10 +445,11 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
                      f32_bf16_or_absent(call, 2) &&
                      (cl ? f32_bf16_or_absent(call, 3) : !call.has_input(3));
   const bool half = p.xt == DType::bf16 || p.xt == DType::f16;
-  p.direct_widen_ok =
-      p.cin_g >= 4 && p.cin_g < 32 && !p.pointwise && half && p.wt == p.xt && p.ot == p.xt &&
-      !call.has_input(3) &&
+  const bool widen_types =
+      !p.pointwise && half && p.wt == p.xt && p.ot == p.xt && !call.has_input(3) &&
       (!call.has_input(2) || call.in(2).dtype == DType::f32 || call.in(2).dtype == p.xt);
+  p.direct_widen_ok = widen_types && p.cin_g >= 4 && p.cin_g < 32;
+  p.direct_widen_many_ok = widen_types && p.cin_g >= 32;
   p.direct_ok = p.cin_g >= 4 && !p.pointwise && p.xt == DType::f32 && p.wt == DType::f32 &&
                 p.ot == DType::f32 && f32_or_absent(2) &&
                 (cl ? f32_or_absent(3) : !call.has_input(3));
