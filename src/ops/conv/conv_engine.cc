@@ -449,7 +449,11 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
       !p.pointwise && half && p.wt == p.xt && p.ot == p.xt && !call.has_input(3) &&
       (!call.has_input(2) || call.in(2).dtype == DType::f32 || call.in(2).dtype == p.xt);
   p.direct_widen_ok = widen_types && p.cin_g >= 4 && p.cin_g < 32;
-  p.direct_widen_many_ok = widen_types && p.cin_g >= 32;
+  // The f32 copies are workspace: at most 32 MiB of them (the large VAE maps,
+  // 256 MiB of copies at 512x512x128, keep the gather + GEMM's few MiB).
+  const double copies = 4.0 * static_cast<double>(p.n) *
+                        static_cast<double>(p.cin * w.in_size() + p.cout * w.out_size());
+  p.direct_widen_many_ok = widen_types && p.cin_g >= 32 && copies <= 32.0 * (1 << 20);
   p.direct_ok = p.cin_g >= 4 && !p.pointwise && p.xt == DType::f32 && p.wt == DType::f32 &&
                 p.ot == DType::f32 && f32_or_absent(2) &&
                 (cl ? f32_or_absent(3) : !call.has_input(3));

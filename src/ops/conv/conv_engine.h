@@ -42,6 +42,7 @@ struct ConvPlan {
   // the gather + GEMM on 16-bit panels converts the weights in the
   // microkernel's loads, and on Zen 3 those conversions share pipes with the
   // FMAs (bf16 at 0.89-0.95x the f32 convolution's speed on the large maps).
+  // Only while the f32 copies of x and y take at most 32 MiB of workspace.
   bool direct_widen_many_ok = false;
 };
 
