@@ -142,6 +142,40 @@ TEST(Conv, InPlaceResidualAndPerCallWeight) {
       }
 }
 
+// At AVX2, 16-bit convolutions with 32+ input channels run the f32 direct
+// kernel on f32 copies of x and y (conv_engine.cc): the bf16 result has the
+// bits of the f32 convolution of the same values, rounded once. Strides,
+// dilations and uneven pads; bias + SiLU.
+TEST(Conv, WidenedBf16MatchesTheF32Convolution) {
+  if (active_isa() != Isa::avx2) GTEST_SKIP() << "the widened path is AVX2's";
+  struct Case {
+    IL strides, dilations, pads;
+  };
+  const std::vector<Case> cases = {{{1, 1}, {1, 1}, {1, 1, 1, 1}},
+                                   {{2, 2}, {1, 1}, {1, 0, 0, 1}},
+                                   {{1, 1}, {2, 2}, {2, 1, 1, 2}}};
+  Tensor x16 = ramp({1, 37, 29, 48}, DType::bf16, 0.37),
+         w16 = ramp({40, 48, 3, 3}, DType::bf16, 0.11);
+  Tensor b = ramp({40}, DType::f32, 0.5);
+  Tensor x32 = Tensor::empty(x16.shape(), DType::f32), w32 = Tensor::empty(w16.shape(), DType::f32);
+  copy_into(x16, x32);
+  copy_into(w16, w32);
+  for (const Case& c : cases) {
+    const Attrs a{{"strides", c.strides},
+                  {"dilations", c.dilations},
+                  {"pads", c.pads},
+                  {"layout", std::string("NHWC")},
+                  {"activation", std::string("silu")}};
+    Op op16 = Op::create("conv2d", {x16.desc(), TensorDesc::constant(w16), b.desc()}, a);
+    Op op32 = Op::create("conv2d", {x32.desc(), TensorDesc::constant(w32), b.desc()}, a);
+    const Tensor y16 = op16({x16, Tensor(), b})[0];
+    const Tensor y32 = op32({x32, Tensor(), b})[0];
+    Tensor want = Tensor::empty(y32.shape(), DType::bf16);
+    copy_into(y32, want);
+    EXPECT_TRUE(same_bits(y16, want)) << a.str();
+  }
+}
+
 std::vector<double> values(const Tensor& t) {
   std::vector<double> v;
   for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.flat_get(i));
