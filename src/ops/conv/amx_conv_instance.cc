@@ -1,8 +1,7 @@
-#include "ops/conv/conv_amx.h"
-
 #include <algorithm>
 #include <cstring>
 
+#include "ops/conv/conv_amx.h"
 #include "ops/conv/depthwise.h"
 #include "ops/conv/layout_transpose.h"
 #include "opsnn/cpu.h"
