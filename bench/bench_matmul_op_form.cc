@@ -12,8 +12,8 @@
 //           bf16 (run under OPSNN_ISA=avx2 for a CPU without bf16 dot
 //           products).
 //
-//   large   (M = 64, 512; 4096x4096): the op form (B packed per call) against
-//           the pre-packed form, both on a warm B.
+//   large   (M = 64, 512 on 4096x4096; 2048x768x768): the op form (B staged
+//           panel by panel) against the pre-packed form, both on a warm B.
 //
 // Usage: opsnn_bench_matmul_op_form [rounds=7] [decode|compute|large|all] [max decode N]
 //        [decode M only] [decode dtype only: f32|bf16]
@@ -161,27 +161,36 @@ void compute(int rounds) {
   }
 }
 
-// The op form above M = 16 packs B per call: its time against the
-// pre-packed form's (same B, warm) is the share the per-call packing costs.
+// The op form above M = 16 stages B panel by panel from the tensor
+// (gemm::run_staged_b; it packed all of B per call before): `matmul` on a
+// [K, N] weight and `linear` on an [N, K] weight against the pre-packed form
+// (same B, warm). packed / op = 1 - what staging costs.
 void large(int rounds) {
   struct S {
     int64_t m, n, k;
   };
-  std::printf("large M: threads %d, isa %s, %d rounds; packed/op = 1 - the packing's share\n",
+  std::printf("large M: threads %d, isa %s, %d rounds; packed/op = 1 - the staging's share\n",
               num_threads(), isa_name(active_isa()), rounds);
-  std::printf("%-5s %-14s %9s %9s %9s %9s %8s %8s\n", "dtype", "M,N,K", "op min", "op med",
-              "pk min", "pk med", "pk/op", "pk/op md");
+  std::printf("%-5s %-14s %9s %9s %9s %9s %9s %9s %7s %7s %7s %7s\n", "dtype", "M,N,K", "mm min",
+              "mm med", "lin min", "lin med", "pk min", "pk med", "pk/mm", "md", "pk/lin", "md");
   for (DType t : {DType::f32, DType::bf16})
-    for (S s : {S{64, 4096, 4096}, S{512, 4096, 4096}}) {
-      const Tensor x = random({s.m, s.k}, t, 1), b = random({s.k, s.n}, t, 2);
+    for (S s : {S{64, 4096, 4096}, S{512, 4096, 4096}, S{2048, 768, 768}}) {
+      const Tensor x = random({s.m, s.k}, t, 1), b = random({s.k, s.n}, t, 2),
+                   bt = random({s.n, s.k}, t, 3);
       Tensor y = Tensor::zeros({s.m, s.n}, t);
       const PackedMatrix pb = pack_matrix(b);
-      Op op = Op::create("matmul", {x.desc(), b.desc()});
-      Arena arena(op.workspace_bytes() + kAlignment);
-      const auto ws = arena.span(op.workspace_bytes());
+      Op mm = Op::create("matmul", {x.desc(), b.desc()});
+      Op lin = Op::create("linear", {x.desc(), bt.desc()});
+      Arena arena(std::max(mm.workspace_bytes(), lin.workspace_bytes()) + kAlignment);
+      const auto ws = arena.span(std::max(mm.workspace_bytes(), lin.workspace_bytes()));
       std::vector<Contender> cs = {{[&] {
                                       std::vector<Tensor> in{x, b};
-                                      op.run(in, {&y, 1}, ws);
+                                      mm.run(in, {&y, 1}, ws);
+                                    },
+                                    0},
+                                   {[&] {
+                                      std::vector<Tensor> in{x, bt};
+                                      lin.run(in, {&y, 1}, ws);
                                     },
                                     0},
                                    {[&] { matmul_packed(x, pb, y); }, 0}};
@@ -189,9 +198,11 @@ void large(int rounds) {
       char shp[40];
       std::snprintf(shp, sizeof shp, "%lld,%lld,%lld", static_cast<long long>(s.m),
                     static_cast<long long>(s.n), static_cast<long long>(s.k));
-      std::printf("%-5s %-14s %9.3f %9.3f %9.3f %9.3f %8.2f %8.2f\n", dtype_name(t), shp,
-                  st[0].min_ms, st[0].med_ms, st[1].min_ms, st[1].med_ms,
-                  st[1].min_ms / st[0].min_ms, st[1].med_ms / st[0].med_ms);
+      std::printf("%-5s %-14s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %7.2f %7.2f %7.2f %7.2f\n",
+                  dtype_name(t), shp, st[0].min_ms, st[0].med_ms, st[1].min_ms, st[1].med_ms,
+                  st[2].min_ms, st[2].med_ms, st[2].min_ms / st[0].min_ms,
+                  st[2].med_ms / st[0].med_ms, st[2].min_ms / st[1].min_ms,
+                  st[2].med_ms / st[1].med_ms);
     }
 }
 

@@ -13,6 +13,7 @@ class Error : public std::runtime_error {
  public:
   Error(std::string op, std::string arg, std::string expected, std::string got);
   explicit Error(std::string message);
+  ~Error() override;
 
   const std::string& op() const { return op_; }
   const std::string& arg() const { return arg_; }

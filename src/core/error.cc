@@ -11,6 +11,11 @@ Error::Error(std::string op, std::string arg, std::string expected, std::string 
 
 Error::Error(std::string message) : std::runtime_error(std::move(message)) {}
 
+// Out of line: the vtable, type info and destructor are emitted here only, not
+// as inline copies in every file that throws (kernel files are compiled with
+// ISA flags; see core/isa_namespace.h).
+Error::~Error() = default;
+
 void fail(const std::string& op, const std::string& arg, const std::string& expected,
           const std::string& got) {
   throw Error(op, arg, expected, got);

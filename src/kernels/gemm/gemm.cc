@@ -123,7 +123,8 @@ ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, D
   const int64_t mcb = std::min(std::max<int64_t>(p.mc / mr, 1) * mr, div_up(M, mr) * mr);
   const int64_t npan = div_up(N, nr) + 1;
   const int64_t ncb = std::min(std::max<int64_t>(p.nc / nr, 1) * nr, npan * nr);
-  // The packed A block, then a B micro-panel widened to f32 (16-bit panels).
+  // The packed A block, then a B micro-panel widened to f32 (16-bit panels)
+  // or staged from B as the caller holds it (run_staged_b).
   l.a = static_cast<size_t>(mcb * (kcb + 1) + 32 + kcb * nr);
   const bool direct_c = c_dtype == DType::f32 && !gated && (ldc * 4) % 2048 != 0;
   if (!direct_c) l.c = static_cast<size_t>(mcb * (ncb + 16));
@@ -155,6 +156,27 @@ void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, con
   out.stream = p.stream_min_bytes > 0 && out_bytes >= p.stream_min_bytes;
   if (pt == DType::bf16 && p.bf16_dot) return bf16dot_run(p, M, N, K, a, packed_b, out, ep, ws);
   fns(p.isa).run(p, M, N, K, a, packed_b, pt, out, ep, ws);
+}
+
+bool run_staged_b_ok(const Params& p, const MatView& b, DType pt, bool gated) {
+  if (gated || (b.cs != 1 && b.rs != 1)) return false;
+  if (b.t != DType::f32 && b.t != DType::bf16 && b.t != DType::f16) return false;
+  return !(pt == DType::bf16 && p.bf16_dot);
+}
+
+void run_staged_b(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
+                  const MatView& b, const OutView& c, const Epilogue& ep, const Workspace& ws) {
+  if (ep.gated || (b.cs != 1 && b.rs != 1))
+    throw Error("gemm", "b", "a row-major or transposed B, not gated", "another layout");
+  OutView out = c;
+  const int64_t out_bytes = M * N * static_cast<int64_t>(dtype_size(c.t));
+  out.stream = p.stream_min_bytes > 0 && out_bytes >= p.stream_min_bytes;
+  fns(p.isa).run_raw(p, M, N, K, a, b, out, ep, ws);
+}
+
+void fail_scratch_overflow(size_t floats, size_t capacity) {
+  throw Error("gemm", "workspace", std::to_string(floats) + " floats of scratch",
+              std::to_string(capacity));
 }
 
 }  // namespace opsnn::gemm

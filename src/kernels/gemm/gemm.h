@@ -15,6 +15,7 @@
 // count. mc/nc only decide which thread computes which tile.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/act/act.h"
@@ -123,6 +124,18 @@ size_t workspace_bytes(const Params& p, int64_t M, int64_t N, int64_t K, DType c
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
          DType pt, const OutView& c, const Epilogue& ep, const Workspace& ws = {});
 
+// B as the caller holds it (a plain tensor: the op form, not packed at create)
+// instead of packed: each micro-panel is staged from `b` once per K-block for
+// the row panels that use it, no packed copy of B. Takes what
+// run_staged_b_ok accepts: not gated, B row-major (cs == 1) or transposed
+// (rs == 1), and not the vdpbf16ps path (bf16 B on Params::bf16_dot, whose
+// pairs need the packing). The bits are those of run() on B packed with pt
+// (16-bit weights are widened exactly); ws as for run() (workspace_bytes).
+bool run_staged_b_ok(const Params& p, const MatView& b, DType pt, bool gated);
+
+void run_staged_b(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
+                  const MatView& b, const OutView& c, const Epilogue& ep, const Workspace& ws = {});
+
 // The AVX512_BF16 path (gemm_avx512bf16.cc).
 int64_t bf16dot_packed_elems(int64_t K, int64_t N);
 void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated);
@@ -164,9 +177,14 @@ struct IsaFns {
                  bool gated);
   void (*run)(const Params&, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
               DType pt, const OutView& c, const Epilogue& ep, const Workspace& ws);
+  void (*run_raw)(const Params&, int64_t M, int64_t N, int64_t K, const MatView& a,
+                  const MatView& b, const OutView& c, const Epilogue& ep, const Workspace& ws);
 };
 const IsaFns& fns_scalar();
 const IsaFns& fns_avx2();
+// Thrown for the kernel files, which build no strings themselves (see
+// core/isa_namespace.h): a scratch slice past what scratch_layout sized.
+[[noreturn]] void fail_scratch_overflow(size_t floats, size_t capacity);
 const IsaFns& fns_avx512();
 
 }  // namespace opsnn::gemm

@@ -20,8 +20,13 @@ namespace opsnn::gemm {
 const IsaFns& fns_avx2() {
   using namespace simd::avx2::detail;
   static const char* const names[] = {"6x16", "4x24"};
-  static const IsaFns f = {
-      2, names, kMr, kNr, &simd::avx2::detail::pack_b_entry, &simd::avx2::detail::run};
+  static const IsaFns f = {2,
+                           names,
+                           kMr,
+                           kNr,
+                           &simd::avx2::detail::pack_b_entry,
+                           &simd::avx2::detail::run,
+                           &simd::avx2::detail::run_raw_entry};
   return f;
 }
 }  // namespace opsnn::gemm

@@ -20,8 +20,13 @@ namespace opsnn::gemm {
 const IsaFns& fns_avx512() {
   using namespace simd::avx512::detail;
   static const char* const names[] = {"14x32", "6x64", "8x48"};
-  static const IsaFns f = {
-      3, names, kMr, kNr, &simd::avx512::detail::pack_b_entry, &simd::avx512::detail::run};
+  static const IsaFns f = {3,
+                           names,
+                           kMr,
+                           kNr,
+                           &simd::avx512::detail::pack_b_entry,
+                           &simd::avx512::detail::run,
+                           &simd::avx512::detail::run_raw_entry};
   return f;
 }
 }  // namespace opsnn::gemm

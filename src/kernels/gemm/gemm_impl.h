@@ -62,9 +62,7 @@ struct Scratch {
   }
   // A slice past what scratch_layout sized is a bug in one of the two.
   static float* fit(float* p, size_t n, size_t cap) {
-    if (n > cap)
-      throw Error("gemm", "workspace", std::to_string(n) + " floats of scratch",
-                  std::to_string(cap));
+    if (n > cap) ::opsnn::gemm::fail_scratch_overflow(n, cap);
     return p;
   }
 };
@@ -593,6 +591,14 @@ void widen_b_panel(const TB* bp, int64_t kl, float* dst) {
   }
 }
 
+// Share q of n of the 64-byte lines of [p, p + bytes) into L2.
+inline void prefetch_lines_share(const void* p, int64_t bytes, int64_t q, int64_t n) {
+  const char* c = static_cast<const char*>(p);
+  const int64_t lines = ceil_div(bytes, 64);
+  for (int64_t l = q * lines / n; l < (q + 1) * lines / n; ++l)
+    __builtin_prefetch(c + l * 64, 0, 2);
+}
+
 // The blocked driver's microkernel policy for f32 A panels (pack_a) times
 // B panels of TB (K*NR elements each): ukr_p per row count. On AVX-512 a
 // 16-bit panel is widened to f32 once per K-block (stage_b) and every row
@@ -616,8 +622,11 @@ struct PackedUkr {
   const TB* pb;
   int64_t K;
 
-  static size_t stage_floats(int64_t kc) { return kWiden ? static_cast<size_t>(kc * NR) : 0; }
-  static const KB* stage_b(const TB* bp, int64_t kl, float* stage) {
+  static size_t stage_floats(int64_t kc, int64_t) {
+    return kWiden ? static_cast<size_t>(kc * NR) : 0;
+  }
+  const KB* stage_b(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, float* stage) const {
+    const TB* bp = b_panel(pnl, k0);
     if constexpr (kWiden) {
       widen_b_panel<Nv>(bp, kl, stage);
       return stage;
@@ -633,6 +642,10 @@ struct PackedUkr {
   }
   const TB* b_panel(int64_t pnl, int64_t k0) const { return pb + pnl * K * NR + k0 * NR; }
   static int64_t b_panel_bytes(int64_t kl) { return kl * NR * static_cast<int64_t>(sizeof(TB)); }
+  void prefetch_share(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, int64_t q,
+                      int64_t n) const {
+    prefetch_lines_share(b_panel(pnl, k0), b_panel_bytes(kl), q, n);
+  }
   // A bf16 output with nothing to apply (fused_bf16): the kernel rounds and
   // stores it on the last K-block, no pass over the f32 tile after it (bf16
   // 2048^3 at AVX2 0.94 -> 1.01 of f32).
@@ -647,6 +660,123 @@ struct PackedUkr {
     return ob != nullptr;
   }
 };
+
+// ---- B staged from the caller's layout ---------------------------------------
+// The op form above the decode range (B a plain tensor, not packed at create):
+// each kl x NR micro-panel is staged, in f32, from B as the caller holds it,
+// once per K-block for all the row panels of the task, instead of packing all
+// of B per call (which read B, wrote a packed copy as large and read that
+// again: at 64x4096x4096 the call took 1.4-1.6x the pre-packed one). The
+// staged panel holds the values pack_b would have packed, exactly (16-bit
+// weights widened), so the f32 kernel on it gives the packed path's bits.
+
+// Rows [k0, k0 + kl) x columns [j0, j0 + ncols) of B (row stride rs, column
+// stride cs, one of them 1) into dst (kl x NR, row k at dst + k * NR),
+// columns [ncols, NR) zero.
+template <int NR, class T>
+void stage_raw_b(const T* b, int64_t rs, int64_t cs, int64_t k0, int64_t kl, int64_t j0, int ncols,
+                 float* dst) {
+  if (cs == 1) {  // row-major K x N (matmul's b): row segments, converted in the loads
+    for (int64_t k = 0; k < kl; ++k) {
+      const T* s = b + (k0 + k) * rs + j0;
+      float* o = dst + k * NR;
+      int j = 0;
+      for (; j + kLanes <= ncols; j += kLanes) store(o + j, load(s + j));
+      if (j < ncols) {
+        store(o + j, load_n(s + j, ncols - j));
+        j += kLanes;
+      }
+      for (; j < NR; j += kLanes) store(o + j, zero());
+    }
+    return;
+  }
+  // Transposed N x K (a linear weight, rs == 1): column j of B is a
+  // contiguous source row; kLanes x kLanes tiles transposed in registers.
+  int j = 0;
+  for (; j + kLanes <= ncols; j += kLanes) {
+    const T* s = b + (j0 + j) * cs + k0;
+    int64_t k = 0;
+    for (; k + kLanes <= kl; k += kLanes) {
+      Vf t[kLanes];
+#pragma GCC unroll 16
+      for (int i = 0; i < kLanes; ++i) t[i] = load(s + i * cs + k);
+      transpose_lanes(t);
+#pragma GCC unroll 16
+      for (int i = 0; i < kLanes; ++i) store(dst + (k + i) * NR + j, t[i]);
+    }
+    for (; k < kl; ++k)
+      for (int i = 0; i < kLanes; ++i) dst[k * NR + j + i] = to_f32(s[i * cs + k]);
+  }
+  for (; j < NR; ++j) {
+    const T* s = b + (j0 + j) * cs + k0;
+    for (int64_t k = 0; k < kl; ++k) dst[k * NR + j] = j < ncols ? to_f32(s[k]) : 0.0f;
+  }
+}
+
+// Each micro-panel is staged when its turn comes (kc x NR floats, in L1 for
+// the row panels that use it); the calls on the panel before it bring its
+// rows of B into L2, a share each (a row-major B is kl rows of 64-96 bytes
+// a page or more apart: hundreds of streams, which the hardware prefetchers
+// do not follow). Staging whole groups of panels (a row's bytes for 8 panels
+// read at once, 128 KiB staged in L2) measured no faster on a Zen 3.
+template <int Mr, int Nv, class T>
+struct RawBUkr : PackedUkr<Mr, Nv, float> {
+  static constexpr int NR = Nv * kLanes;
+  const T* b;
+  int64_t rs, cs, N;
+  static size_t stage_floats(int64_t kc, int64_t) { return static_cast<size_t>(kc * NR); }
+  const float* stage_b(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, float* stage) const {
+    const int64_t j0 = pnl * NR;
+    stage_raw_b<NR>(b, rs, cs, k0, kl, j0, static_cast<int>(std::min<int64_t>(NR, N - j0)), stage);
+    return stage;
+  }
+  void prefetch_share(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, int64_t q,
+                      int64_t n) const {
+    const int64_t j0 = pnl * NR;
+    if (j0 >= N) return;
+    constexpr int64_t kLineElems = 64 / static_cast<int64_t>(sizeof(T));
+    if (cs == 1) {  // kl rows of NR elements
+      for (int64_t k = q * kl / n; k < (q + 1) * kl / n; ++k)
+#pragma GCC unroll 4
+        for (int l = 0; l < NR; l += kLineElems)
+          __builtin_prefetch(b + (k0 + k) * rs + j0 + l, 0, 2);
+    } else {  // up to NR source rows of kl elements
+      const int64_t cols = std::min<int64_t>(NR, N - j0), per_row = ceil_div(kl, kLineElems);
+      for (int64_t u = q * cols * per_row / n; u < (q + 1) * cols * per_row / n; ++u)
+        __builtin_prefetch(b + (j0 + u / per_row) * cs + k0 + (u % per_row) * kLineElems, 0, 2);
+    }
+  }
+};
+
+template <int MR, int NV, class T>
+void run_raw_tt(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const T* b,
+                int64_t rs, int64_t cs, const OutView& out, const Epilogue& ep,
+                const gemm::Workspace& ws) {
+  if (M <= 0 || N <= 0) return;
+  const Scratch sc(ws, p, M, N, K, out, false);
+  const int64_t kc = even_kc(p.kc, K, 1);
+  const bool direct_c = out.t == DType::f32 && !c_stride_aliases(out.ld);
+  const bool fused_bf16 = out.t == DType::bf16 && ep.trivial();
+  using U = RawBUkr<MR, NV, T>;
+  run_blocked(U{{nullptr, K, &out, fused_bf16}, b, rs, cs, N}, p, sc, M, N, N, K, kc, a, out, ep,
+              direct_c);
+}
+
+template <int MR, int NV>
+void run_raw(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const MatView& b,
+             const OutView& out, const Epilogue& ep, const gemm::Workspace& ws) {
+  switch (b.t) {
+    case DType::bf16:
+      return run_raw_tt<MR, NV>(p, M, N, K, a, static_cast<const bf16*>(b.p), b.rs, b.cs, out, ep,
+                                ws);
+    case DType::f16:
+      return run_raw_tt<MR, NV>(p, M, N, K, a, static_cast<const f16*>(b.p), b.rs, b.cs, out, ep,
+                                ws);
+    default:
+      return run_raw_tt<MR, NV>(p, M, N, K, a, static_cast<const float*>(b.p), b.rs, b.cs, out, ep,
+                                ws);
+  }
+}
 
 // Decode with one row of A at AVX2: kDecodeStreams panels walked side by
 // side, each a sequential stream of the weights. One core of an AMD Zen 3
@@ -795,18 +925,27 @@ void run_t(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, c
 }
 
 #define OPSNN_GEMM_RUN(MR, NV) &run_t<MR, NV>,
+#define OPSNN_GEMM_RUN_RAW(MR, NV) &run_raw<MR, NV>,
 #define OPSNN_GEMM_MR(MR, NV) MR,
 #define OPSNN_GEMM_NR(MR, NV) NV *kLanes,
 
 using RunFn = void (*)(const Params&, int64_t, int64_t, int64_t, const MatView&, const void*, DType,
                        const OutView&, const Epilogue&, const gemm::Workspace&);
 inline constexpr RunFn kRuns[] = {KERNEL_LIST(OPSNN_GEMM_RUN)};
+using RunRawFn = void (*)(const Params&, int64_t, int64_t, int64_t, const MatView&, const MatView&,
+                          const OutView&, const Epilogue&, const gemm::Workspace&);
+inline constexpr RunRawFn kRunsRaw[] = {KERNEL_LIST(OPSNN_GEMM_RUN_RAW)};
 inline constexpr int kMr[] = {KERNEL_LIST(OPSNN_GEMM_MR)};
 inline constexpr int kNr[] = {KERNEL_LIST(OPSNN_GEMM_NR)};
 
 inline void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                 DType pt, const OutView& c, const Epilogue& ep, const gemm::Workspace& ws) {
   kRuns[p.kernel](p, M, N, K, a, pb, pt, c, ep, ws);
+}
+inline void run_raw_entry(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
+                          const MatView& b, const OutView& c, const Epilogue& ep,
+                          const gemm::Workspace& ws) {
+  kRunsRaw[p.kernel](p, M, N, K, a, b, c, ep, ws);
 }
 inline void pack_b_entry(const Params& p, int64_t K, int64_t N, const MatView& b, void* dst,
                          DType pt, bool gated) {

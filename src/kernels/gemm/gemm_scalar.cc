@@ -20,8 +20,13 @@ namespace opsnn::gemm {
 const IsaFns& fns_scalar() {
   using namespace simd::scalar::detail;
   static const char* const names[] = {"4x8"};
-  static const IsaFns f = {
-      1, names, kMr, kNr, &simd::scalar::detail::pack_b_entry, &simd::scalar::detail::run};
+  static const IsaFns f = {1,
+                           names,
+                           kMr,
+                           kNr,
+                           &simd::scalar::detail::pack_b_entry,
+                           &simd::scalar::detail::run,
+                           &simd::scalar::detail::run_raw_entry};
   return f;
 }
 }  // namespace opsnn::gemm

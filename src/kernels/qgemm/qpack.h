@@ -10,11 +10,14 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/isa_namespace.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 namespace opsnn::qgemm {
+inline namespace OPSNN_ISA_NAMESPACE {
 
 namespace detail {
 // Rows [i0, i1), k4 steps [k40, K4), scalar.
@@ -96,4 +99,5 @@ inline int32_t row_sum_i8(const int8_t* s, int64_t K) {
   return sum;
 }
 
+}  // namespace OPSNN_ISA_NAMESPACE
 }  // namespace opsnn::qgemm

@@ -7,9 +7,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/isa_namespace.h"
 #include "opsnn/dtype.h"
 
 namespace opsnn::simd::avx2 {
+// A file compiled with more flags than avx2 (bf16, VNNI, AMX) gets its own
+// copies of these: see core/isa_namespace.h.
+inline namespace OPSNN_ISA_NAMESPACE {
 
 inline constexpr int kLanes = 8;
 inline constexpr const char* kIsaName = "avx2";
@@ -230,4 +234,5 @@ inline void transpose_lanes(Vf* x) {
 #include "kernels/simd/stream_body.inc"
 #include "kernels/simd/vmath_body.inc"
 
+}  // namespace OPSNN_ISA_NAMESPACE
 }  // namespace opsnn::simd::avx2

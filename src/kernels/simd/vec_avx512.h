@@ -7,9 +7,13 @@
 
 #include <cstdint>
 
+#include "core/isa_namespace.h"
 #include "opsnn/dtype.h"
 
 namespace opsnn::simd::avx512 {
+// A file compiled with more flags than avx512 (bf16, VNNI, AMX) gets its own
+// copies of these: see core/isa_namespace.h.
+inline namespace OPSNN_ISA_NAMESPACE {
 
 inline constexpr int kLanes = 16;
 inline constexpr const char* kIsaName = "avx512";
@@ -214,4 +218,5 @@ inline void transpose_lanes(Vf* x) {
 #include "kernels/simd/stream_body.inc"
 #include "kernels/simd/vmath_body.inc"
 
+}  // namespace OPSNN_ISA_NAMESPACE
 }  // namespace opsnn::simd::avx512

@@ -86,6 +86,8 @@ inline Mask operator|(Mask a, Mask b) { return {a.m || b.m}; }
 inline bool any(Mask a) { return a.m; }
 inline Vf select(Mask m, Vf if_true, Vf if_false) { return m.m ? if_true : if_false; }
 // tab[bits(idx) & 7], as vpermps: an 8-entry table lookup.
+// In-register transpose of a kLanes x kLanes tile (one lane: nothing to do).
+inline void transpose_lanes(Vf*) {}
 inline Vf permute8(const float* tab, Vf idx) {
   uint32_t b;
   std::memcpy(&b, &idx.v, sizeof b);

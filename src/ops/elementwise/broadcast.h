@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/isa_namespace.h"
+#include "opsnn/error.h"
 #include "opsnn/tensor.h"
 
 namespace opsnn::ops {
@@ -20,8 +22,15 @@ struct BroadcastPlan {
   int64_t rows() const { return dims.back() > 0 ? numel / dims.back() : 0; }
 };
 
+// Output ranks above this are rejected (NumPy 2 has the same limit); it keeps
+// the row walker's odometer on the stack.
+constexpr size_t kMaxBroadcastRank = 64;
+
 inline BroadcastPlan make_broadcast_plan(const Shape& out, const std::vector<Shape>& ins) {
   const size_t r = out.size(), nin = ins.size();
+  if (r > kMaxBroadcastRank)
+    fail("broadcast", "output rank", "at most " + std::to_string(kMaxBroadcastRank),
+         std::to_string(r));
   std::vector<std::vector<int64_t>> st(nin, std::vector<int64_t>(r, 0));
   for (size_t i = 0; i < nin; ++i) {
     const Shape& s = ins[i];
@@ -56,21 +65,16 @@ inline BroadcastPlan make_broadcast_plan(const Shape& out, const std::vector<Sha
 }
 
 // Offsets of each input at the start of every row (all dims but the inner
-// one), walked as an odometer from any starting row.
+// one), walked as an odometer from any starting row. Kernel files use it: see
+// core/isa_namespace.h.
+inline namespace OPSNN_ISA_NAMESPACE {
 template <int N>
 struct RowWalker {
   const BroadcastPlan& p;
-  int64_t idx[16] = {};      // odometer over dims[0 .. rank-2] (at most 16 collapsed outer dims)
-  std::vector<int64_t> big;  // used when rank - 1 > 16
+  int64_t ix[kMaxBroadcastRank] = {};  // odometer over dims[0 .. rank-2]
   int64_t off[N] = {};
-  int64_t* ix;
   RowWalker(const BroadcastPlan& plan, int64_t row) : p(plan) {
     const int outer = static_cast<int>(p.dims.size()) - 1;
-    ix = idx;
-    if (outer > 16) {
-      big.assign(static_cast<size_t>(outer), 0);
-      ix = big.data();
-    }
     for (int k = outer - 1; k >= 0; --k) {
       ix[k] = row % p.dims[static_cast<size_t>(k)];
       row /= p.dims[static_cast<size_t>(k)];
@@ -88,6 +92,7 @@ struct RowWalker {
     }
   }
 };
+}  // namespace OPSNN_ISA_NAMESPACE
 
 // Index of output element `o` (row-major over `out`) in an input of shape
 // `in` broadcast to `out` (for the float64 references).

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/isa_namespace.h"
 #include "opsnn/cpu.h"
 #include "opsnn/dtype.h"
 
@@ -79,6 +80,8 @@ struct RowPlan {
   int64_t q_tiles = 1;         // position tiles per head
   int64_t tasks_per_kvhead = 1;
 };
+// Called by the kernel files too: see core/isa_namespace.h.
+inline namespace OPSNN_ISA_NAMESPACE {
 inline RowPlan row_plan(const Params& p) {
   RowPlan r;
   r.G = p.Hq / p.Hkv;
@@ -94,6 +97,7 @@ inline RowPlan row_plan(const Params& p) {
   }
   return r;
 }
+}  // namespace OPSNN_ISA_NAMESPACE
 
 // Floats of per-thread scratch.
 inline size_t slot_floats(const Params& p) {

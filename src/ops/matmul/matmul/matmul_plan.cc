@@ -30,6 +30,12 @@ bool reads_b_in_place(const Plan& plan) {
          gemm::unpacked_layout_ok(plan.N, plan.K, plan.b.rs, plan.b.cs);
 }
 
+bool stages_b(const Plan& plan, const gemm::Params& params) {
+  return !reads_b_in_place(plan) &&
+         gemm::run_staged_b_ok(params, {nullptr, plan.packed_dtype, plan.b.rs, plan.b.cs},
+                               plan.packed_dtype, plan.gated);
+}
+
 size_t packed_b_bytes(const Plan& plan, const gemm::Params& params) {
   return gemm::packed_b_bytes(params, plan.K, plan.N, plan.packed_dtype);
 }
@@ -50,14 +56,17 @@ struct WsLayout {
   WsLayout() = default;
   WsLayout(const Plan& plan, const gemm::Params& params, bool b_packed_at_create) {
     const int64_t nout = plan.gated ? plan.N / 2 : plan.N;
+    const bool staged = !b_packed_at_create && stages_b(plan, params);
     auto engine = [&](int threads) {
       return round64(gemm::workspace_bytes(params, plan.M, plan.N, plan.K, plan.out_dtype, nout,
                                            plan.gated, threads));
     };
-    const size_t pb = round64(std::max<size_t>(packed_b_bytes(plan, params), 64));
-    b = b_packed_at_create ? 0 : pb;
+    const size_t pb = b_packed_at_create || staged
+                          ? 0
+                          : round64(std::max<size_t>(packed_b_bytes(plan, params), 64));
+    b = pb;
     all = engine(plan.threads);
-    slot_b = b_packed_at_create || plan.b_shared() ? 0 : pb;
+    slot_b = plan.b_shared() ? 0 : pb;
     slot = slot_b + engine(1);
   }
   size_t bytes(int threads) const { return b + std::max(all, slot * static_cast<size_t>(threads)); }
@@ -98,6 +107,8 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
   const int threads = std::max(1, std::min(plan.threads, num_threads()));
   // The decode path reads B in place and needs no engine layout.
   const bool in_place = !packed_b && reads_b_in_place(plan);
+  // Above the decode range, B staged from the tensor panel by panel.
+  const bool staged = !packed_b && !in_place && stages_b(plan, params);
   const WsLayout l = in_place ? WsLayout() : WsLayout(plan, params, packed_b != nullptr);
   // (No workspace on the in-place path when A needs no conversion: ws may be null.)
   char* const scratch = ws ? static_cast<char*>(ws) + l.b : nullptr;
@@ -116,7 +127,8 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
     gemm::pack_b(params, plan.K, plan.N, {at(B, ob), B.dtype(), plan.b.rs, plan.b.cs}, dst,
                  plan.packed_dtype, plan.gated);
   };
-  // pb: packed B, or nullptr to read `b` in place (a_ws: run_unpacked's workspace).
+  // pb: packed B, or nullptr to read `b` in place (a_ws: run_unpacked's
+  // workspace) or stage it (staged).
   auto gemm_one = [&](int64_t bi, const int64_t* o, const void* pb, const gemm::Workspace& gws,
                       const gemm::MatView& b = {}, void* a_ws = nullptr) {
     gemm::Epilogue ep;
@@ -137,6 +149,7 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
                          bi * out_mat * static_cast<int64_t>(dtype_size(out.dtype())),
                      out.dtype(), nout};
     const gemm::MatView a{at(A, o[0]), A.dtype(), plan.a.rs, plan.a.cs};
+    if (staged) return gemm::run_staged_b(params, plan.M, plan.N, plan.K, a, b, ov, ep, gws);
     if (!pb) return gemm::run_unpacked(params, plan.M, plan.N, plan.K, a, b, ov, ep, a_ws);
     gemm::run(params, plan.M, plan.N, plan.K, a, pb, plan.packed_dtype, ov, ep, gws);
   };
@@ -163,8 +176,11 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
       for (int64_t bi = 0; bi < nbatch; ++bi) one(bi, ws);
     return;
   }
+  auto b_view = [&](const int64_t* o) -> gemm::MatView {
+    return {at(B, o[1]), B.dtype(), plan.b.rs, plan.b.cs};
+  };
   if (nbatch > 1 && batch_parallel(plan, nbatch, threads)) {
-    if (shared) {
+    if (shared && !staged) {
       int64_t o[4];
       offsets(0, o);
       pack(o[1], ws);
@@ -175,12 +191,12 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
           char* slot = scratch + static_cast<size_t>(thread_index()) * l.slot;
           int64_t o[4];
           offsets(bi, o);
-          void* pb = ws;
-          if (!shared) {
+          void* pb = staged ? nullptr : ws;
+          if (!shared && !staged) {
             pb = slot;
             pack(o[1], pb);
           }
-          gemm_one(bi, o, pb, {slot + l.slot_b, 1});
+          gemm_one(bi, o, pb, {slot + l.slot_b, 1}, b_view(o));
         },
         threads);
     return;
@@ -188,6 +204,10 @@ void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Te
   for (int64_t bi = 0; bi < nbatch; ++bi) {
     int64_t o[4];
     offsets(bi, o);
+    if (staged) {
+      gemm_one(bi, o, nullptr, all, b_view(o));
+      continue;
+    }
     if (bi == 0 || !shared) pack(o[1], ws);
     gemm_one(bi, o, ws, all);
   }

@@ -46,15 +46,19 @@ std::vector<int64_t> batch_strides(const Shape& shape, const Strides& strides, i
 // (decode) and a B layout gemm::run_unpacked reads.
 bool reads_b_in_place(const Plan& plan);
 
+// Above that, the op form stages B from the tensor panel by panel
+// (gemm::run_staged_b) where its layout allows, else packs it per call.
+bool stages_b(const Plan& plan, const gemm::Params& params);
+
 // Runs the plan with the given engine parameters. `packed_b`: B packed at
 // create (a constant, batch-shared B), or nullptr to read B in place
-// (reads_b_in_place) or pack it per call into `ws`. `ws` holds
+// (reads_b_in_place), stage it (stages_b) or pack it per call into `ws`. `ws` holds
 // workspace_bytes(plan, params, packed_b != nullptr).
 void run_plan(const Plan& plan, const gemm::Params& params, const Tensor* in, Tensor& out, void* ws,
               const void* packed_b = nullptr);
 // B packed once (bytes).
 size_t packed_b_bytes(const Plan& plan, const gemm::Params& params);
-// B packed per call (unless packed at create), then the engine's scratch for
+// B packed per call (unless packed at create or staged), then the engine's scratch for
 // plan.threads threads, or one B and scratch per thread for batch-parallel calls.
 size_t workspace_bytes(const Plan& plan, const gemm::Params& params, bool b_packed_at_create);
 
