@@ -62,6 +62,11 @@ TEST(BinaryOps, RejectBadInputs) {
               Op::create("where", {Tensor::zeros({2, 1, 5}, DType::boolean), a, a});
             }),
             "where: inputs: expected shapes that broadcast, got [2, 1, 5] and [3, 4]");
+  const Tensor deep = Tensor::zeros(Shape(65, 1), DType::f32);  // past the broadcast rank limit
+  EXPECT_EQ(error_of([&] {
+              Op::create("add", {deep, deep});
+            }),
+            "broadcast: output rank: expected at most 64, got 65");
 }
 
 TEST(BinaryOps, BroadcastShapesAndNaN) {
