@@ -19,20 +19,16 @@
 //   void pack_a_block(const MatView& a, int64_t m0, int64_t mlen, int64_t k0,
 //                     int64_t kl, float* abuf)
 //       rows [m0, m0 + mlen) x cols [k0, k0 + kl) of A into MR-row panels
-//   const KB* stage_b(int64_t pnl, int64_t t, int64_t tn, int64_t k0, int64_t kl,
-//                     float* stage)
-//       the micro-panel (rows [k0, k0 + kl) of B panel `pnl`, the t-th of
-//       the task's tn) the kernel reads: the packed panel itself, or it
-//       converted into stage once per K-block for all the row panels that use
-//       it, or its place in a group of panels staged from B as the caller
-//       holds it (RawBUkr)
-//   void prefetch_share(int64_t pnl, int64_t t, int64_t tn, int64_t k0, int64_t kl,
-//                       int64_t q, int64_t n)
-//       bring share q of n of that micro-panel's bytes into L2 (each of the n
-//       microkernel calls on the panel before it issues one share; RawBUkr:
-//       of the B rows of the next group it stages)
-//   size_t stage_floats(int64_t kc, int64_t panels)
-//       scratch floats of the staging for a task of `panels` panels
+//   const KB* stage_b(int64_t pnl, int64_t k0, int64_t kl, float* stage)
+//       the micro-panel (rows [k0, k0 + kl) of B panel `pnl`) the kernel
+//       reads: the packed panel itself, or it converted into stage once per
+//       K-block for all the row panels that use it, or it staged there from
+//       B as the caller holds it (RawBUkr)
+//   void prefetch_share(int64_t pnl, int64_t k0, int64_t kl, int64_t q, int64_t n)
+//       bring share q of n of that micro-panel's bytes (RawBUkr: its rows of
+//       B) into L2; each of the n microkernel calls on the panel before it
+//       issues one share
+//   size_t stage_floats(int64_t kc)     scratch floats of a staged micro-panel
 //   bool kernel(int rows, int64_t kl, const float* abuf, int64_t ir,
 //               const KB* bp, float* c, int64_t ldc, int ncols,
 //               bool accumulate, bool last, int64_t i0, int64_t jp)
@@ -162,7 +158,7 @@ void run_blocked(const U& u, const Params& p, const Scratch& sc, int64_t M, int6
             [&](int64_t m0, int64_t mlen, int64_t n0, int64_t nlen, float* c, int64_t ldc) {
               const int64_t nrp = ceil_div(mlen, MR);
               const size_t a_fl = (u.a_floats(nrp * MR, kc) + 15) / 16 * 16;
-              float* abuf = sc.a(a_fl + u.stage_floats(kc, ceil_div(nlen, NR)));
+              float* abuf = sc.a(a_fl + u.stage_floats(kc));
               float* stage = abuf + a_fl;
               for (int64_t k0 = 0; k0 < K; k0 += kc) {
                 const int64_t kl = std::min(kc, K - k0);
@@ -170,18 +166,15 @@ void run_blocked(const U& u, const Params& p, const Scratch& sc, int64_t M, int6
                 u.pack_a_block(a, m0, mlen, k0, kl, abuf);
                 for (int64_t jp = n0; jp < n0 + nlen; jp += NR) {
                   const int ncols = static_cast<int>(std::min<int64_t>(NR, N - jp));
-                  const int64_t t = (jp - n0) / NR;
-                  const auto* bp = u.stage_b(jp / NR, t, ceil_div(nlen, NR), k0, kl, stage);
-
+                  const auto* bp = u.stage_b(jp / NR, k0, kl, stage);
                   // The next B micro-panel is another panel (a whole panel away), a
                   // jump the hardware prefetcher does not follow: each microkernel
                   // call brings its share of it into L2 ahead of use.
-                  const int64_t tn = ceil_div(nlen, NR);
-                  const bool next = t + 1 < tn;
+                  const bool next = jp + NR < n0 + nlen;
                   for (int64_t ir = 0, q = 0; ir < mlen; ir += MR, ++q) {
                     const int rows = static_cast<int>(std::min<int64_t>(MR, mlen - ir));
                     float* ct = c + ir * ldc + (jp - n0);
-                    if (next) u.prefetch_share(jp / NR + 1, t + 1, tn, k0, kl, q, nrp);
+                    if (next) u.prefetch_share(jp / NR + 1, k0, kl, q, nrp);
                     const bool wrote =
                         u.kernel(rows, kl, abuf, ir, bp, ct, ldc, ncols, k0 > 0, last, m0 + ir, jp);
                     if (last && !wrote)

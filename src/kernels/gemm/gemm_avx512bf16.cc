@@ -327,12 +327,11 @@ struct DpUkr {
     return pb + (pnl * kpt + k0 / 2) * NR * 2;
   }
   static int64_t b_panel_bytes(int64_t kl) { return (kl + 1) / 2 * NR * 4; }
-  static size_t stage_floats(int64_t, int64_t) { return 0; }
-  const uint16_t* stage_b(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t, float*) const {
+  static size_t stage_floats(int64_t) { return 0; }
+  const uint16_t* stage_b(int64_t pnl, int64_t k0, int64_t, float*) const {
     return b_panel(pnl, k0);
   }
-  void prefetch_share(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, int64_t q,
-                      int64_t n) const {
+  void prefetch_share(int64_t pnl, int64_t k0, int64_t kl, int64_t q, int64_t n) const {
     prefetch_lines_share(b_panel(pnl, k0), b_panel_bytes(kl), q, n);
   }
   bool kernel(int rows, int64_t kl, const float* abuf, int64_t ir, const uint16_t* bp, float* c,

@@ -622,10 +622,8 @@ struct PackedUkr {
   const TB* pb;
   int64_t K;
 
-  static size_t stage_floats(int64_t kc, int64_t) {
-    return kWiden ? static_cast<size_t>(kc * NR) : 0;
-  }
-  const KB* stage_b(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, float* stage) const {
+  static size_t stage_floats(int64_t kc) { return kWiden ? static_cast<size_t>(kc * NR) : 0; }
+  const KB* stage_b(int64_t pnl, int64_t k0, int64_t kl, float* stage) const {
     const TB* bp = b_panel(pnl, k0);
     if constexpr (kWiden) {
       widen_b_panel<Nv>(bp, kl, stage);
@@ -642,8 +640,7 @@ struct PackedUkr {
   }
   const TB* b_panel(int64_t pnl, int64_t k0) const { return pb + pnl * K * NR + k0 * NR; }
   static int64_t b_panel_bytes(int64_t kl) { return kl * NR * static_cast<int64_t>(sizeof(TB)); }
-  void prefetch_share(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, int64_t q,
-                      int64_t n) const {
+  void prefetch_share(int64_t pnl, int64_t k0, int64_t kl, int64_t q, int64_t n) const {
     prefetch_lines_share(b_panel(pnl, k0), b_panel_bytes(kl), q, n);
   }
   // A bf16 output with nothing to apply (fused_bf16): the kernel rounds and
@@ -724,14 +721,13 @@ struct RawBUkr : PackedUkr<Mr, Nv, float> {
   static constexpr int NR = Nv * kLanes;
   const T* b;
   int64_t rs, cs, N;
-  static size_t stage_floats(int64_t kc, int64_t) { return static_cast<size_t>(kc * NR); }
-  const float* stage_b(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, float* stage) const {
+  static size_t stage_floats(int64_t kc) { return static_cast<size_t>(kc * NR); }
+  const float* stage_b(int64_t pnl, int64_t k0, int64_t kl, float* stage) const {
     const int64_t j0 = pnl * NR;
     stage_raw_b<NR>(b, rs, cs, k0, kl, j0, static_cast<int>(std::min<int64_t>(NR, N - j0)), stage);
     return stage;
   }
-  void prefetch_share(int64_t pnl, int64_t, int64_t, int64_t k0, int64_t kl, int64_t q,
-                      int64_t n) const {
+  void prefetch_share(int64_t pnl, int64_t k0, int64_t kl, int64_t q, int64_t n) const {
     const int64_t j0 = pnl * NR;
     if (j0 >= N) return;
     constexpr int64_t kLineElems = 64 / static_cast<int64_t>(sizeof(T));
