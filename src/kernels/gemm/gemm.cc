@@ -149,11 +149,19 @@ size_t workspace_bytes(const Params& p, int64_t M, int64_t N, int64_t K, DType c
   return (static_cast<size_t>(std::max(threads, 1)) * l.slot() + l.split + l.pairs) * sizeof(float);
 }
 
+namespace {
+// The output, written with streaming stores when it is large (Params::stream_min_bytes).
+OutView streamed_out(const Params& p, int64_t M, int64_t N, const OutView& c, bool gated) {
+  OutView out = c;
+  const int64_t out_bytes = M * (gated ? N / 2 : N) * static_cast<int64_t>(dtype_size(c.t));
+  out.stream = p.stream_min_bytes > 0 && out_bytes >= p.stream_min_bytes;
+  return out;
+}
+}  // namespace
+
 void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* packed_b,
          DType pt, const OutView& c, const Epilogue& ep, const Workspace& ws) {
-  OutView out = c;
-  const int64_t out_bytes = M * (ep.gated ? N / 2 : N) * static_cast<int64_t>(dtype_size(c.t));
-  out.stream = p.stream_min_bytes > 0 && out_bytes >= p.stream_min_bytes;
+  const OutView out = streamed_out(p, M, N, c, ep.gated);
   if (pt == DType::bf16 && p.bf16_dot) return bf16dot_run(p, M, N, K, a, packed_b, out, ep, ws);
   fns(p.isa).run(p, M, N, K, a, packed_b, pt, out, ep, ws);
 }
@@ -166,12 +174,13 @@ bool run_staged_b_ok(const Params& p, const MatView& b, DType pt, bool gated) {
 
 void run_staged_b(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
                   const MatView& b, const OutView& c, const Epilogue& ep, const Workspace& ws) {
-  if (ep.gated || (b.cs != 1 && b.rs != 1))
-    throw Error("gemm", "b", "a row-major or transposed B, not gated", "another layout");
-  OutView out = c;
-  const int64_t out_bytes = M * N * static_cast<int64_t>(dtype_size(c.t));
-  out.stream = p.stream_min_bytes > 0 && out_bytes >= p.stream_min_bytes;
-  fns(p.isa).run_raw(p, M, N, K, a, b, out, ep, ws);
+  // (The caller decides whether the vdpbf16ps packing is worth it: pt f32
+  // checks only the layout, dtype and epilogue.)
+  if (!run_staged_b_ok(p, b, DType::f32, ep.gated))
+    throw Error("gemm", "b",
+                "a row-major or transposed f32/bf16/f16 B, not gated (run_staged_b_ok)",
+                "another layout");
+  fns(p.isa).run_raw(p, M, N, K, a, b, streamed_out(p, M, N, c, false), ep, ws);
 }
 
 void fail_scratch_overflow(size_t floats, size_t capacity) {
