@@ -22,6 +22,7 @@ inline Vi loadi(const int32_t* p) {
 }
 inline void storei(int32_t* p, Vi a) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), a.v); }
 inline void storei_n(int32_t* p, Vi a, int n) {
+  if (n >= kLanes) return storei(p, a);
   alignas(32) int32_t t[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(t), a.v);
   std::memcpy(p, t, static_cast<size_t>(n) * 4);

@@ -45,7 +45,15 @@ inline void stream(float* p, Vf a) { _mm256_stream_ps(p, a.v); }
 // Orders earlier stream() stores before later stores (call once after a run of them).
 inline void stream_fence() { _mm_sfence(); }
 inline Vf load_n(const float* p, int n) { return {_mm256_maskload_ps(p, tail_mask(n))}; }
-inline void store_n(float* p, Vf a, int n) { _mm256_maskstore_ps(p, tail_mask(n), a.v); }
+// A full vector is stored plainly: vmaskmovps to memory is microcoded on AMD
+// Zen (about 12 cycles each on Zen 3), and epilogues pass n == kLanes for
+// all but the last vector of a row.
+inline void store_n(float* p, Vf a, int n) {
+  if (n >= kLanes)
+    _mm256_storeu_ps(p, a.v);
+  else
+    _mm256_maskstore_ps(p, tail_mask(n), a.v);
+}
 
 inline Vf cvt_bf16(__m128i h) {
   return {_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))};
