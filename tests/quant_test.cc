@@ -115,6 +115,14 @@ TEST(MatmulInt8, PackedApiMatchesOp) {
   }
 }
 
+// w's bytes folded into [-64, 63] (a new tensor).
+Tensor seven_bit(const Tensor& w) {
+  Tensor r = Tensor::empty(w.shape(), DType::i8);
+  for (int64_t i = 0; i < w.numel(); ++i)
+    r.data_as<int8_t>()[i] = static_cast<int8_t>(w.data_as<int8_t>()[i] / 2);
+  return r;
+}
+
 // A constant weight (TensorDesc::constant) is packed once at create: no W in
 // the workspace, and the bits of the per-call form and of the packed API.
 TEST(MatmulInt8, ConstantWeightIsPackedAtCreateWithTheSameBits) {
@@ -135,13 +143,23 @@ TEST(MatmulInt8, ConstantWeightIsPackedAtCreateWithTheSameBits) {
       } catch (const Error&) {
         continue;  // the wide kernel declines K < 1024
       }
-      packed = Op::create("matmul_int8",
-                          {a.desc(), TensorDesc::constant(w), as.desc(), ws.desc(), bias.desc()},
-                          attrs, k.name);
-      EXPECT_LT(packed.workspace_bytes(), per_call.workspace_bytes());
-      Tensor want = per_call({a, w, as, ws, bias})[0];
-      Tensor got = packed({a, Tensor(), as, ws, bias})[0];
-      EXPECT_TRUE(same_bits(want, got));
+      // Weights of the full range, then within 7 bits (which the 7-bit AVX2
+      // kernel alone takes as a constant).
+      for (const Tensor& wk : {w, seven_bit(w)}) {
+        try {
+          packed =
+              Op::create("matmul_int8",
+                         {a.desc(), TensorDesc::constant(wk), as.desc(), ws.desc(), bias.desc()},
+                         attrs, k.name);
+        } catch (const Error&) {
+          EXPECT_TRUE(k.name.find("_w7") != std::string::npos && wk.data() == w.data());
+          continue;
+        }
+        EXPECT_LT(packed.workspace_bytes(), per_call.workspace_bytes());
+        Tensor want = per_call({a, wk, as, ws, bias})[0];
+        Tensor got = packed({a, Tensor(), as, ws, bias})[0];
+        EXPECT_TRUE(same_bits(want, got));
+      }
     }
     // The packed API on the kernel dispatch picks.
     Op packed =
@@ -156,6 +174,56 @@ TEST(MatmulInt8, ConstantWeightIsPackedAtCreateWithTheSameBits) {
     matmul_int8_packed(a, pack_int8_matrix(w), y, prm);
     EXPECT_TRUE(same_bits(y, packed({a, Tensor(), as, ws, bias})[0]));
   }
+}
+
+// W x A at the extremes of their ranges, each k alternating so that every
+// pair of products has the largest magnitude (vpmaddubsw's 16-bit pair sums
+// would saturate at -65280 with full-range weights), exact against int64.
+// With 7-bit weights plain AVX2 takes the vpmaddubsw kernel; with full-range
+// weights it must not (or the 7-bit op kernel falls back per call).
+void expect_exact_at_extremes(int8_t w_lo, int8_t w_hi, const char* avx2_kernel) {
+  const int64_t M = 7, N = 35, K = 2 * 4100 + 3;  // K tail, several K blocks
+  Tensor a = Tensor::empty({M, K}, DType::i8), w = Tensor::empty({N, K}, DType::i8);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k) a.data_as<int8_t>()[m * K + k] = (m + k / 3) % 2 ? 127 : -128;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) w.data_as<int8_t>()[n * K + k] = (n + k / 5) % 3 ? w_lo : w_hi;
+  Tensor want = Tensor::empty({M, N}, DType::i32);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc += int64_t{a.data_as<int8_t>()[m * K + k]} * w.data_as<int8_t>()[n * K + k];
+      want.data_as<int32_t>()[m * N + n] = static_cast<int32_t>(acc);
+    }
+  const PackedInt8Matrix p = pack_int8_matrix(w);
+  if (active_isa() == Isa::avx2 && !has_avx_vnni() && !has_avx512_vnni()) {
+    EXPECT_EQ(p.kernel(), avx2_kernel);
+  }
+  Tensor y = Tensor::zeros({M, N}, DType::i32);
+  matmul_int8_packed(a, p, y);
+  EXPECT_TRUE(same_bits(y, want));
+  const Attrs i32 = {{"output", std::string("i32")}};
+  for (const KernelDesc& k : Registry::global().kernels("matmul_int8")) {
+    if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok())) continue;
+    SCOPED_TRACE(k.name);
+    Op per_call = Op::create("matmul_int8", {a, w}, i32, k.name);
+    EXPECT_TRUE(same_bits(per_call({a, w})[0], want));
+    try {
+      Op packed = Op::create("matmul_int8", {a.desc(), TensorDesc::constant(w)}, i32, k.name);
+      EXPECT_TRUE(same_bits(packed({a, Tensor()})[0], want));
+    } catch (const Error&) {  // declined: the 7-bit kernel on full-range weights
+      EXPECT_NE(k.name.find("_w7"), std::string::npos);
+    }
+  }
+}
+
+TEST(MatmulInt8, SevenBitWeightsAreExactAtTheExtremes) {
+  expect_exact_at_extremes(-64, 63, "3x16_avx2_w7");
+}
+
+TEST(MatmulInt8, FullRangeWeightsAreExactWithoutVnni) {
+  expect_exact_at_extremes(-128, 127, "3x16_avx2");
 }
 
 // f16 activations: the same results as f32 activations holding the same

@@ -50,6 +50,24 @@ void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* ds
   });
 }
 
+bool weights_fit_7bit(const int8_t* w, int64_t N, int64_t K, int64_t ldw) {
+  for (int64_t n = 0; n < N; ++n) {
+    const int8_t* r = w + n * ldw;
+    // w + 64 in [0, 127] for every w in [-64, 63]: no byte of the sums'
+    // operands has its top bit set (the loop vectorises to or/and).
+    uint8_t bad = 0;
+    for (int64_t k = 0; k < K; ++k) bad |= static_cast<uint8_t>(r[k] + 64);
+    if (bad & 0x80) return false;
+  }
+  return true;
+}
+
+const KernelFns& for_weights(const KernelFns& f, const int8_t* w, int64_t N, int64_t K,
+                             int64_t ldw) {
+  if (&f != &fns_avx2() || !weights_fit_7bit(w, N, K, ldw)) return f;
+  return fns_avx2_w7();
+}
+
 int64_t kc4_of(const KernelFns& f) { return f.kc4 > 0 ? f.kc4 : kc4_max(f.mr, f.nr); }
 
 size_t workspace_bytes(const KernelFns& f, int64_t M, int64_t N, int64_t K, int threads) {

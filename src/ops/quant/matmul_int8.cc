@@ -204,6 +204,7 @@ struct CaseSpec {
   DType at = DType::i8;
   std::string output = "f32";
   bool per_token = true, per_channel = true, bias = false, azp = false, yzp = false;
+  bool w7 = false;  // weights in [-64, 63] (the 7-bit AVX2 kernel's range)
   std::string act = "none";
 };
 
@@ -217,7 +218,7 @@ CheckCase make_case(const CaseSpec& s) {
   c.name = std::string(dtype_name(s.at)) + "_" + s.output + shape_str(s.a) + "_n" +
            std::to_string(s.N) + (s.per_token ? "_tok" : "_tens") + (s.per_channel ? "_ch" : "") +
            (s.bias ? "_bias" : "") + (s.azp ? "_azp" : "") + (s.yzp ? "_yzp" : "") +
-           (s.act != "none" ? "_" + s.act : "");
+           (s.w7 ? "_w7" : "") + (s.act != "none" ? "_" + s.act : "");
   c.keep_dtypes = true;
   const TensorDesc none = TensorDesc::none();
   c.inputs = {TensorDesc(s.at, s.a),
@@ -232,7 +233,7 @@ CheckCase make_case(const CaseSpec& s) {
   // Scales sized so that requantized outputs span the range and saturate sometimes.
   const double sc = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(K, 1)));
   c.ranges = {s.at == DType::u8 ? ints(0, 255) : ints(-128, 127),
-              ints(-128, 127),
+              s.w7 ? ints(-64, 63) : ints(-128, 127),
               real(0.5 * sc * 0.01, sc * 0.01),
               real(0.005, 0.01),
               real(-1, 1),
@@ -312,6 +313,23 @@ void register_matmul_int8_op(Registry& r) {
       CaseSpec c{{2, 3, 40}, 20, DType::i8};
       c.output = "i32";
       cs.push_back(make_case(c));
+    }
+    // 7-bit weights: K tails, several K blocks, u8 with a zero point.
+    for (const auto& z : {sizes[2], sizes[7], sizes[16], sizes[18]}) {
+      CaseSpec c{{z[0], z[2]}, z[1]};
+      c.output = "i32";
+      c.w7 = true;
+      cs.push_back(make_case(c));
+    }
+    {
+      CaseSpec c{{64, 255}, 100, DType::u8};
+      c.output = "i32";
+      c.azp = c.w7 = true;
+      cs.push_back(make_case(c));
+      CaseSpec d{{33, 70}, 45};
+      d.bias = d.w7 = true;
+      d.act = "silu";
+      cs.push_back(make_case(d));
     }
     // dequantizing epilogues
     for (const char* act : {"none", "relu", "gelu", "gelu_tanh", "silu"}) {
@@ -407,12 +425,16 @@ void register_matmul_int8_op(Registry& r) {
       {Isa::avx512, &qgemm::fns_avx512vnni_wide(), [] { return has_avx512_vnni(); }},
       {Isa::avx512, &qgemm::fns_avx512vnni(), [] { return has_avx512_vnni(); }},
       {Isa::avx2, &qgemm::fns_avxvnni(), [] { return has_avx_vnni(); }},
+      {Isa::avx2, &qgemm::fns_avx2_w7(), nullptr},
       {Isa::avx2, &qgemm::fns_avx2(), nullptr},
       {Isa::scalar, &qgemm::fns_scalar(), nullptr}};
   int priority = 50;
   for (const K& k : kernels) {
     struct Instance : KernelInstance {
       const qgemm::KernelFns* fns;
+      // The 7-bit kernel on a W packed per call: the kernel for the calls
+      // whose weights do not fit 7 bits (same packing, larger workspace).
+      const qgemm::KernelFns* fallback = nullptr;
       Dims d;
       size_t pack_bytes = 0, ws = 0;
       int threads = 1;
@@ -427,10 +449,13 @@ void register_matmul_int8_op(Registry& r) {
         // A W that is not a constant operand is packed on every call (as
         // pack_int8_matrix would, into the workspace).
         const void* pw = packed_w.get();
+        const qgemm::KernelFns* f = fns;
         if (!pw) {
-          qgemm::pack_w(fns->nr, d.N, d.K, in[kW].data_as<int8_t>(), d.K, base);
+          const int8_t* w = in[kW].data_as<int8_t>();
+          qgemm::pack_w(fns->nr, d.N, d.K, w, d.K, base);
           pw = base;
           base += pack_bytes;
+          if (fallback && !qgemm::weights_fit_7bit(w, d.N, d.K, d.K)) f = fallback;
         }
         qgemm::Args a;
         a.M = d.M;
@@ -458,7 +483,7 @@ void register_matmul_int8_op(Registry& r) {
         if (call->has_input(kYZp)) a.ep.y_zp = zero_point_of(in[kYZp]);
         a.ws = base;
         a.threads = threads;
-        fns->run(a);
+        f->run(a);
       }
     };
     KernelDesc desc;
@@ -473,8 +498,16 @@ void register_matmul_int8_op(Registry& r) {
         if (why) *why = "K < " + std::to_string(qgemm::kWideMinK) + " (the 12x32 kernel is faster)";
         return nullptr;
       }
+      const Tensor* cw = call.constant(kW);  // contiguous [N, K]
+      const bool w7 = fns == &qgemm::fns_avx2_w7();
+      if (w7 && cw &&
+          !qgemm::weights_fit_7bit(cw->data_as<int8_t>(), cw->dim(0), cw->dim(1), cw->dim(1))) {
+        if (why) *why = "weights outside [-64, 63] (vpmaddubsw could saturate)";
+        return nullptr;
+      }
       auto inst = std::make_unique<Instance>();
       inst->fns = fns;
+      if (w7 && !cw) inst->fallback = &qgemm::fns_avx2();
       inst->call = &call;
       inst->d = dims_of(call);
       inst->out = out_of(call);
@@ -482,7 +515,10 @@ void register_matmul_int8_op(Registry& r) {
       inst->pack_bytes = (qgemm::packed_bytes(fns->nr, inst->d.N, inst->d.K) + 63) & ~size_t{63};
       inst->threads = num_threads();
       inst->ws = qgemm::workspace_bytes(*fns, inst->d.M, inst->d.N, inst->d.K, inst->threads);
-      if (const Tensor* w = call.constant(kW)) {  // contiguous [N, K]
+      if (inst->fallback)
+        inst->ws = std::max(inst->ws, qgemm::workspace_bytes(*inst->fallback, inst->d.M, inst->d.N,
+                                                             inst->d.K, inst->threads));
+      if (const Tensor* w = cw) {
         inst->packed_w.reset(aligned_alloc_bytes(std::max<size_t>(inst->pack_bytes, 64)),
                              aligned_free);
         qgemm::pack_w(fns->nr, inst->d.N, inst->d.K, w->data_as<int8_t>(), inst->d.K,

@@ -49,7 +49,8 @@ PackedInt8Matrix pack_int8_matrix(const Tensor& w) {
   if (w.dim(1) > 65536) throw Error(op, "w", "K <= 65536", std::to_string(w.dim(1)));
   const Tensor wc = w.contiguous();
   auto impl = std::make_shared<PackedInt8Matrix::Impl>();
-  impl->fns = &active_fns(w.dim(1));
+  impl->fns =
+      &qgemm::for_weights(active_fns(w.dim(1)), wc.data_as<int8_t>(), w.dim(0), w.dim(1), w.dim(1));
   impl->N = w.dim(0);
   impl->K = w.dim(1);
   impl->nbytes = qgemm::packed_bytes(impl->fns->nr, impl->N, impl->K);
