@@ -73,6 +73,41 @@ inline void pack_panel(const uint8_t* src, int64_t ld, int rows, int width, int6
     }
     if (k16 < K4) detail::pack_rows_scalar(src, ld, i, i + 4, width, K, k16, flip, dst);
   }
+  // The last 1-3 rows (a 3-row micro-panel has only these): the same
+  // transposes with zero rows, each k4 step's valid bytes stored.
+  if (const int left = rows - i; left > 0 && k16 > 0) {
+    const __m128i z = _mm_setzero_si128();
+    uint8_t* d = dst + i * 4;
+    for (int64_t k4 = 0; k4 < k16; k4 += 4) {
+      const int64_t o = k4 * 4;
+      __m128i r[3];
+      for (int q = 0; q < 3; ++q)
+        r[q] =
+            q < left
+                ? _mm_xor_si128(
+                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i + q) * ld + o)), f)
+                : z;
+      const __m128i t0 = _mm_unpacklo_epi32(r[0], r[1]), t1 = _mm_unpacklo_epi32(r[2], z);
+      const __m128i t2 = _mm_unpackhi_epi32(r[0], r[1]), t3 = _mm_unpackhi_epi32(r[2], z);
+      const __m128i v[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1),
+                            _mm_unpacklo_epi64(t2, t3), _mm_unpackhi_epi64(t2, t3)};
+      for (int q = 0; q < 4; ++q) {
+        uint8_t* dq = d + (k4 + q) * rs;
+        if (left >= 2) {
+          _mm_storel_epi64(reinterpret_cast<__m128i*>(dq), v[q]);
+          if (left == 3) {
+            const int32_t third = _mm_cvtsi128_si32(_mm_srli_si128(v[q], 8));
+            std::memcpy(dq + 8, &third, 4);
+          }
+        } else {
+          const int32_t first = _mm_cvtsi128_si32(v[q]);
+          std::memcpy(dq, &first, 4);
+        }
+      }
+    }
+    if (k16 < K4) detail::pack_rows_scalar(src, ld, i, rows, width, K, k16, flip, dst);
+    i = rows;
+  }
 #endif
   detail::pack_rows_scalar(src, ld, i, rows, width, K, 0, flip, dst);
   if (rows < width)
