@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
     Tensor a8 = rand_bytes({s.m, s.k}, DType::i8, 3);
     Tensor w8 = rand_bytes({s.n, s.k}, DType::i8, 4);
     PackedInt8Matrix p8 = pack_int8_matrix(w8);
-    // The same weights folded into 7 bits ([-64, 63], ONNX Runtime's
+    // The same weights folded into 7 bits ([-64, 63], within ONNX Runtime's
     // reduce_range): plain AVX2 then runs the vpmaddubsw kernel.
     Tensor w7 = Tensor::empty({s.n, s.k}, DType::i8);
     for (int64_t i = 0; i < w7.numel(); ++i)

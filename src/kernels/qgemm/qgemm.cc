@@ -53,11 +53,11 @@ void pack_w(int nr, int64_t N, int64_t K, const int8_t* w, int64_t ldw, void* ds
 bool weights_fit_7bit(const int8_t* w, int64_t N, int64_t K, int64_t ldw) {
   for (int64_t n = 0; n < N; ++n) {
     const int8_t* r = w + n * ldw;
-    // w + 64 in [0, 127] for every w in [-64, 63]: no byte of the sums'
-    // operands has its top bit set (the loop vectorises to or/and).
-    uint8_t bad = 0;
-    for (int64_t k = 0; k < K; ++k) bad |= static_cast<uint8_t>(r[k] + 64);
-    if (bad & 0x80) return false;
+    // w + 64 as a byte is at most 128 exactly for w in [-64, 64] (the loop
+    // vectorises to pmaxub).
+    uint8_t top = 0;
+    for (int64_t k = 0; k < K; ++k) top = std::max(top, static_cast<uint8_t>(r[k] + 64));
+    if (top > 128) return false;
   }
   return true;
 }

@@ -69,8 +69,7 @@ int64_t kc4_of(const KernelFns& f);
 const KernelFns& fns_scalar();
 const KernelFns& fns_avx2();             // plain AVX2 (exact 16-bit vpmaddwd, no vpmaddubsw)
 const KernelFns& fns_avxvnni();          // AVX-VNNI (256-bit vpdpbusd)
-const KernelFns& fns_avx2_w7();          // plain AVX2, weights in [-64, 63] (vpmaddubsw)
-const KernelFns& fns_avx2_w7();          // plain AVX2, weights in [-64, 63]: exact vpmaddubsw
+const KernelFns& fns_avx2_w7();          // plain AVX2, weights in [-64, 64] (vpmaddubsw)
 const KernelFns& fns_avx512vnni();       // AVX-512 VNNI, 12x32 (K < 1024)
 const KernelFns& fns_avx512vnni_wide();  // AVX-512 VNNI, 6x64 (K >= 1024)
 inline constexpr int64_t kWideMinK = 1024;
@@ -79,10 +78,11 @@ int64_t k4_of(int64_t K);
 // Largest K block (in steps of 4 k) of the driver for a mr x nr microkernel.
 int64_t kc4_max(int mr, int nr);
 size_t packed_bytes(int nr, int64_t N, int64_t K);
-// Every w[n, k] (N x K, rows ldw apart) within [-64, 63]: fns_avx2_w7 is
-// then exact (its 16-bit pair sums cannot saturate).
+// Every w[n, k] (N x K, rows ldw apart) within [-64, 64] (ONNX Runtime's
+// 7-bit reduce_range levels): fns_avx2_w7 is then exact (its 16-bit pair
+// sums are at most 2 * 255 * 64 = 32640 in magnitude).
 bool weights_fit_7bit(const int8_t* w, int64_t N, int64_t K, int64_t ldw);
-// f, or fns_avx2_w7 where f is fns_avx2 and the weights fit 7 bits (the same
+// f, or fns_avx2_w7 where f is fns_avx2 and the weights fit (the same
 // panel width and packing, so either runs on the same packed W).
 const KernelFns& for_weights(const KernelFns& f, const int8_t* w, int64_t N, int64_t K,
                              int64_t ldw);

@@ -152,9 +152,10 @@ const KernelFns& fns_avx2() {
 }
 }  // namespace opsnn::qgemm
 
-// Weights within 7 bits ([-64, 63], as ONNX Runtime's reduce_range quantizes
-// them for CPUs without VNNI): vpmaddubsw's 16-bit pair sums of u8 x s8
-// products stay within +-2 * 255 * 64 = 32640, so they cannot saturate, and
+// Weights within [-64, 64] (ONNX Runtime's 7-bit reduce_range levels for
+// CPUs without VNNI, quantize_dynamic's reduce_range): vpmaddubsw's 16-bit
+// pair sums of u8 x s8 products stay within +-2 * 255 * 64 = 32640, so they
+// cannot saturate, and
 // a step of 4 k over 3 rows x 16 columns is 6 vpmaddubsw + 6 vpmaddwd(1) +
 // 6 vpaddd on the plain operand form (no split, no W scratch): a third fewer
 // instructions per product than the split kernel above. Chosen when the
@@ -163,7 +164,7 @@ namespace opsnn::simd::avx2::w7 {
 constexpr int kMR = 3, kNRV = 2;
 #include "kernels/qgemm/qgemm_ops_avx2.inc"
 inline VI dp(VI acc, VI a, VI w) {
-  const VI pairs = _mm256_maddubs_epi16(a, w);  // exact for w in [-64, 63]
+  const VI pairs = _mm256_maddubs_epi16(a, w);  // exact for w in [-64, 64]
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 }
 #include "kernels/qgemm/qgemm_impl.h"

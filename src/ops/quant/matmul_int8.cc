@@ -204,7 +204,7 @@ struct CaseSpec {
   DType at = DType::i8;
   std::string output = "f32";
   bool per_token = true, per_channel = true, bias = false, azp = false, yzp = false;
-  bool w7 = false;  // weights in [-64, 63] (the 7-bit AVX2 kernel's range)
+  bool w7 = false;  // weights in [-64, 64] (the 7-bit AVX2 kernel's range)
   std::string act = "none";
 };
 
@@ -233,7 +233,7 @@ CheckCase make_case(const CaseSpec& s) {
   // Scales sized so that requantized outputs span the range and saturate sometimes.
   const double sc = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(K, 1)));
   c.ranges = {s.at == DType::u8 ? ints(0, 255) : ints(-128, 127),
-              s.w7 ? ints(-64, 63) : ints(-128, 127),
+              s.w7 ? ints(-64, 64) : ints(-128, 127),
               real(0.5 * sc * 0.01, sc * 0.01),
               real(0.005, 0.01),
               real(-1, 1),
@@ -502,7 +502,7 @@ void register_matmul_int8_op(Registry& r) {
       const bool w7 = fns == &qgemm::fns_avx2_w7();
       if (w7 && cw &&
           !qgemm::weights_fit_7bit(cw->data_as<int8_t>(), cw->dim(0), cw->dim(1), cw->dim(1))) {
-        if (why) *why = "weights outside [-64, 63] (vpmaddubsw could saturate)";
+        if (why) *why = "weights outside [-64, 64] (vpmaddubsw could saturate)";
         return nullptr;
       }
       auto inst = std::make_unique<Instance>();

@@ -54,7 +54,14 @@ struct DynamicArgs {
   void* zp = nullptr;
   int64_t rows = 0, cols = 0;
   bool symmetric = true;
+  // The output levels (dynamic_levels): y in [qmin, qmax]; the scale is
+  // absmax / sym_levels (symmetric) or (max - min) / asym_levels.
+  float qmin = -128, qmax = 127, sym_levels = 127, asym_levels = 255;
 };
+// The levels of quantize_dynamic for an output dtype (u8 or i8), symmetric or
+// not, full range or ONNX Runtime's reduce_range (7-bit: weights that the
+// AVX2 int8 GEMM without VNNI multiplies with vpmaddubsw, exactly).
+void dynamic_levels(bool u8, bool symmetric, bool reduce_range, DynamicArgs* a);
 using DynamicFn = void (*)(const DynamicArgs&);
 
 // The two paths of matmul_wq, chosen by M (rows of x):

@@ -15,6 +15,24 @@
 #include "opsnn/op.h"
 
 namespace opsnn {
+
+void quant::dynamic_levels(bool u8, bool symmetric, bool reduce_range, DynamicArgs* a) {
+  // ONNX Runtime's levels (quantization's get_qmin_qmax_for_qType): 7-bit
+  // symmetric i8 keeps -64..64, its u8 form the same around 128.
+  a->sym_levels = reduce_range ? 64.0f : 127.0f;
+  a->asym_levels = reduce_range ? 127.0f : 255.0f;
+  if (!reduce_range) {
+    a->qmin = u8 ? 0.0f : -128.0f;
+    a->qmax = u8 ? 255.0f : 127.0f;
+  } else if (symmetric) {
+    a->qmin = u8 ? 64.0f : -64.0f;
+    a->qmax = u8 ? 192.0f : 64.0f;
+  } else {
+    a->qmin = u8 ? 0.0f : -64.0f;
+    a->qmax = u8 ? 127.0f : 63.0f;
+  }
+}
+
 namespace {
 
 const quant::Fns& fns_for(Isa isa) {
@@ -276,12 +294,16 @@ void add_quantize_dynamic(Registry& r) {
       "per-token dynamic quantization of each row (last axis): symmetric: scale = absmax / 127, "
       "zero point 0 (i8) or 128 (u8); asymmetric (ONNX DynamicQuantizeLinear per row): scale = "
       "(max(0, xmax) - min(0, xmin)) / 255, zero point = saturate(round(qmin - min(0, xmin) / "
-      "scale)). A zero range gives scale 1. Then y = quantize(x, scale, zero point)";
+      "scale)). A zero range gives scale 1. Then y = quantize(x, scale, zero point). reduce_range "
+      "(ONNX Runtime's 7-bit levels): symmetric absmax / 64 into [-64, 64] (u8: [64, 192]), "
+      "asymmetric (max - min) / 127 into [-64, 63] (u8: [0, 127])";
   s.inputs = {{"x", "f32, bf16 or f16 [..., K]"}};
   s.outputs = {
       {"y", "i8/u8 [..., K]"}, {"scale", "f32 [..., 1]"}, {"zero_point", "dtype of y, [..., 1]"}};
   s.attrs = {{"dtype", AttrType::str, std::string("i8"), "i8|u8"},
-             {"symmetric", AttrType::i64, int64_t{1}, "1: absmax scale; 0: min/max + zero point"}};
+             {"symmetric", AttrType::i64, int64_t{1}, "1: absmax scale; 0: min/max + zero point"},
+             {"reduce_range", AttrType::i64, int64_t{0},
+              "1: 7-bit levels (weights for the AVX2 int8 GEMM without VNNI)"}};
   s.dtypes = {DType::f32, DType::bf16, DType::f16};
   s.infer = [](const OpCall& call) {
     ops::require_dtype(call, 0, {DType::f32, DType::bf16, DType::f16});
@@ -289,6 +311,8 @@ void add_quantize_dynamic(Registry& r) {
     const DType yt = int_dtype_attr(call, "dtype");
     const int64_t sym = call.attrs.i("symmetric");
     if (sym != 0 && sym != 1) call.fail("attribute 'symmetric'", "0 or 1", std::to_string(sym));
+    const int64_t rr = call.attrs.i("reduce_range");
+    if (rr != 0 && rr != 1) call.fail("attribute 'reduce_range'", "0 or 1", std::to_string(rr));
     Shape ss = call.in(0).shape;
     ss.back() = 1;
     return std::vector<TensorDesc>{TensorDesc(yt, call.in(0).shape), TensorDesc(DType::f32, ss),
@@ -298,7 +322,9 @@ void add_quantize_dynamic(Registry& r) {
                    std::vector<RefTensor>& out) {
     const bool u8 = call.out(0).dtype == DType::u8;
     const bool sym = call.attrs.i("symmetric") == 1;
-    const double qmin = u8 ? 0 : -128, qmax = u8 ? 255 : 127;
+    quant::DynamicArgs lv;
+    quant::dynamic_levels(u8, sym, call.attrs.i("reduce_range") == 1, &lv);
+    const double qmin = lv.qmin, qmax = lv.qmax;
     const int64_t K = call.in(0).shape.back();
     const int64_t rows = call.out(1).numel();  // one scale per row, also when K == 0
     for (int64_t rr = 0; rr < rows; ++rr) {
@@ -311,10 +337,10 @@ void add_quantize_dynamic(Registry& r) {
       float scale;
       double zp = 0;
       if (sym) {
-        scale = static_cast<float>(std::max(-xmin, xmax) / 127.0);
+        scale = static_cast<float>(std::max(-xmin, xmax) / lv.sym_levels);
         zp = u8 ? 128 : 0;
       } else {
-        scale = static_cast<float>(static_cast<float>(xmax - xmin) / 255.0);
+        scale = static_cast<float>(static_cast<float>(xmax - xmin) / lv.asym_levels);
       }
       if (!(scale > 0.0f) || std::isinf(scale)) scale = 1.0f;
       if (!sym) {
@@ -337,6 +363,11 @@ void add_quantize_dynamic(Registry& r) {
           cs.push_back({tag + shape_str(sh), {TensorDesc(t, sh)}, at, {real(-3, 5)}});
         cs.push_back({tag + "_positive[4,33]", {TensorDesc(t, {4, 33})}, at, {real(0.5, 2)}});
         cs.push_back({tag + "_zeros[2,16]", {TensorDesc(t, {2, 16})}, at, {ints(0, 0)}});
+        Attrs rr = at;
+        rr.set("reduce_range", int64_t{1});
+        for (Shape sh : {Shape{3, 17}, Shape{5, 100}})
+          cs.push_back(
+              {tag + "_reduce_range" + shape_str(sh), {TensorDesc(t, sh)}, rr, {real(-3, 5)}});
       }
     cs.push_back({"empty[0,8]", {TensorDesc(t, {0, 8})}, {}, {real(-3, 3)}});
     cs.push_back({"k0[3,0]", {TensorDesc(t, {3, 0})}, {}, {real(-3, 3)}});
@@ -357,6 +388,8 @@ void add_quantize_dynamic(Registry& r) {
                       a.cols = call.in(0).shape.back();
                       a.rows = out[1].numel();  // one scale per row, also when K == 0
                       a.symmetric = call.attrs.i("symmetric") == 1;
+                      quant::dynamic_levels(a.yt == DType::u8, a.symmetric,
+                                            call.attrs.i("reduce_range") == 1, &a);
                       fns_for(isa).dynamic(a);
                     });
 }

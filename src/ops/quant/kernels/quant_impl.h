@@ -135,7 +135,7 @@ void dynamic_t(const quant::DynamicArgs& a) {
   const X* x = static_cast<const X*>(a.x);
   uint8_t* y = static_cast<uint8_t*>(a.y);
   const bool u8 = a.yt == DType::u8;
-  const float qmin = u8 ? 0.0f : -128.0f, qmax = u8 ? 255.0f : 127.0f;
+  const float qmin = a.qmin, qmax = a.qmax;
   const int64_t K = a.cols;
   parallel_for(a.rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(K, 1)),
                [&](int64_t b, int64_t e) {
@@ -153,10 +153,10 @@ void dynamic_t(const quant::DynamicArgs& a) {
                    const float xmax = std::max(0.0f, reduce_max(vmax));
                    float scale, zp;
                    if (a.symmetric) {
-                     scale = std::max(-xmin, xmax) / 127.0f;
+                     scale = std::max(-xmin, xmax) / a.sym_levels;
                      zp = u8 ? 128.0f : 0.0f;
                    } else {
-                     scale = (xmax - xmin) / 255.0f;
+                     scale = (xmax - xmin) / a.asym_levels;
                      zp = 0;  // set below once scale is final
                    }
                    if (!(scale > 0.0f) || std::isinf(scale)) scale = 1.0f;
