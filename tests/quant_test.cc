@@ -198,18 +198,12 @@ TEST(MatmulInt8, ConstantWeightIsPackedAtCreateWithTheSameBits) {
       } catch (const Error&) {
         continue;  // the wide kernel declines K < 1024
       }
-      // Weights of the full range, then within 7 bits (which the 7-bit AVX2
-      // kernel alone takes as a constant).
+      // Weights of the full range, then within 7 bits (plain AVX2's 7-bit
+      // form, per call and packed alike).
       for (const Tensor& wk : {w, seven_bit(w)}) {
-        try {
-          packed =
-              Op::create("matmul_int8",
-                         {a.desc(), TensorDesc::constant(wk), as.desc(), ws.desc(), bias.desc()},
-                         attrs, k.name);
-        } catch (const Error&) {
-          EXPECT_TRUE(k.name.find("_w7") != std::string::npos && wk.data() == w.data());
-          continue;
-        }
+        packed = Op::create("matmul_int8",
+                            {a.desc(), TensorDesc::constant(wk), as.desc(), ws.desc(), bias.desc()},
+                            attrs, k.name);
         EXPECT_LT(packed.workspace_bytes(), per_call.workspace_bytes());
         Tensor want = per_call({a, wk, as, ws, bias})[0];
         Tensor got = packed({a, Tensor(), as, ws, bias})[0];
@@ -234,8 +228,8 @@ TEST(MatmulInt8, ConstantWeightIsPackedAtCreateWithTheSameBits) {
 // W x A at the extremes of their ranges, each k alternating so that every
 // pair of products has the largest magnitude (vpmaddubsw's 16-bit pair sums
 // would saturate at -65280 with full-range weights), exact against int64.
-// With 7-bit weights plain AVX2 takes the vpmaddubsw kernel; with full-range
-// weights it must not (or the 7-bit op kernel falls back per call).
+// With 7-bit weights plain AVX2 takes its vpmaddubsw form; with full-range
+// weights it must not, per call or packed.
 void expect_exact_at_extremes(int8_t w_lo, int8_t w_hi, const char* avx2_kernel) {
   const int64_t M = 7, N = 35, K = 2 * 4100 + 3;  // K tail, several K blocks
   Tensor a = Tensor::empty({M, K}, DType::i8), w = Tensor::empty({N, K}, DType::i8);
@@ -264,12 +258,8 @@ void expect_exact_at_extremes(int8_t w_lo, int8_t w_hi, const char* avx2_kernel)
     SCOPED_TRACE(k.name);
     Op per_call = Op::create("matmul_int8", {a, w}, i32, k.name);
     EXPECT_TRUE(same_bits(per_call({a, w})[0], want));
-    try {
-      Op packed = Op::create("matmul_int8", {a.desc(), TensorDesc::constant(w)}, i32, k.name);
-      EXPECT_TRUE(same_bits(packed({a, Tensor()})[0], want));
-    } catch (const Error&) {  // declined: the 7-bit kernel on full-range weights
-      EXPECT_NE(k.name.find("_w7"), std::string::npos);
-    }
+    Op packed = Op::create("matmul_int8", {a.desc(), TensorDesc::constant(w)}, i32, k.name);
+    EXPECT_TRUE(same_bits(packed({a, Tensor()})[0], want));
   }
 }
 

@@ -425,16 +425,15 @@ void register_matmul_int8_op(Registry& r) {
       {Isa::avx512, &qgemm::fns_avx512vnni_wide(), [] { return has_avx512_vnni(); }},
       {Isa::avx512, &qgemm::fns_avx512vnni(), [] { return has_avx512_vnni(); }},
       {Isa::avx2, &qgemm::fns_avxvnni(), [] { return has_avx_vnni(); }},
-      {Isa::avx2, &qgemm::fns_avx2_w7(), nullptr},
       {Isa::avx2, &qgemm::fns_avx2(), nullptr},
       {Isa::scalar, &qgemm::fns_scalar(), nullptr}};
   int priority = 50;
   for (const K& k : kernels) {
     struct Instance : KernelInstance {
+      // Plain AVX2 runs its 7-bit form where the weights fit [-64, 64]
+      // (qgemm::for_weights): a constant W is checked once here, a W given
+      // per call on every call (both forms share the packing).
       const qgemm::KernelFns* fns;
-      // The 7-bit kernel on a W packed per call: the kernel for the calls
-      // whose weights do not fit 7 bits (same packing, larger workspace).
-      const qgemm::KernelFns* fallback = nullptr;
       Dims d;
       size_t pack_bytes = 0, ws = 0;
       int threads = 1;
@@ -455,7 +454,7 @@ void register_matmul_int8_op(Registry& r) {
           qgemm::pack_w(fns->nr, d.N, d.K, w, d.K, base);
           pw = base;
           base += pack_bytes;
-          if (fallback && !qgemm::weights_fit_7bit(w, d.N, d.K, d.K)) f = fallback;
+          f = &qgemm::for_weights(*fns, w, d.N, d.K, d.K);
         }
         qgemm::Args a;
         a.M = d.M;
@@ -499,25 +498,20 @@ void register_matmul_int8_op(Registry& r) {
         return nullptr;
       }
       const Tensor* cw = call.constant(kW);  // contiguous [N, K]
-      const bool w7 = fns == &qgemm::fns_avx2_w7();
-      if (w7 && cw &&
-          !qgemm::weights_fit_7bit(cw->data_as<int8_t>(), cw->dim(0), cw->dim(1), cw->dim(1))) {
-        if (why) *why = "weights outside [-64, 64] (vpmaddubsw could saturate)";
-        return nullptr;
-      }
       auto inst = std::make_unique<Instance>();
-      inst->fns = fns;
-      if (w7 && !cw) inst->fallback = &qgemm::fns_avx2();
+      inst->fns =
+          cw ? &qgemm::for_weights(*fns, cw->data_as<int8_t>(), cw->dim(0), cw->dim(1), cw->dim(1))
+             : fns;
       inst->call = &call;
       inst->d = dims_of(call);
       inst->out = out_of(call);
       inst->act = act_of(call);
       inst->pack_bytes = (qgemm::packed_bytes(fns->nr, inst->d.N, inst->d.K) + 63) & ~size_t{63};
       inst->threads = num_threads();
-      inst->ws = qgemm::workspace_bytes(*fns, inst->d.M, inst->d.N, inst->d.K, inst->threads);
-      if (inst->fallback)
-        inst->ws = std::max(inst->ws, qgemm::workspace_bytes(*inst->fallback, inst->d.M, inst->d.N,
-                                                             inst->d.K, inst->threads));
+      inst->ws = qgemm::workspace_bytes(*inst->fns, inst->d.M, inst->d.N, inst->d.K, inst->threads);
+      if (!cw && fns == &qgemm::fns_avx2())  // either form, chosen per call
+        inst->ws = std::max(inst->ws, qgemm::workspace_bytes(qgemm::fns_avx2_w7(), inst->d.M,
+                                                             inst->d.N, inst->d.K, inst->threads));
       if (const Tensor* w = cw) {
         inst->packed_w.reset(aligned_alloc_bytes(std::max<size_t>(inst->pack_bytes, 64)),
                              aligned_free);
