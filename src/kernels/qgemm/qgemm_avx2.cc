@@ -155,11 +155,10 @@ const KernelFns& fns_avx2() {
 // Weights within [-64, 64] (ONNX Runtime's 7-bit reduce_range levels for
 // CPUs without VNNI, quantize_dynamic's reduce_range): vpmaddubsw's 16-bit
 // pair sums of u8 x s8 products stay within +-2 * 255 * 64 = 32640, so they
-// cannot saturate, and
-// a step of 4 k over 3 rows x 16 columns is 6 vpmaddubsw + 6 vpmaddwd(1) +
-// 6 vpaddd on the plain operand form (no split, no W scratch): a third fewer
-// instructions per product than the split kernel above. Chosen when the
-// weights are known to fit (qgemm::weights_fit_7bit).
+// cannot saturate, and a step of 4 k over 3 rows x 16 columns is 6
+// vpmaddubsw + 6 vpmaddwd(1) + 6 vpaddd on the plain operand form (no split,
+// no W scratch): a third fewer instructions per product than the split
+// kernel above. The weights choose it (qgemm::for_weights).
 namespace opsnn::simd::avx2::w7 {
 constexpr int kMR = 3, kNRV = 2;
 #include "kernels/qgemm/qgemm_ops_avx2.inc"

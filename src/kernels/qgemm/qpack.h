@@ -7,6 +7,7 @@
 // with a scalar fallback for the K tail and the last rows (and non-x86).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -46,67 +47,42 @@ inline void pack_panel(const uint8_t* src, int64_t ld, int rows, int width, int6
 #if defined(__SSE2__)
   const int64_t k16 = K / 16 * 4;  // k4 steps covered by whole 16-byte chunks
   const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
-  for (; i + 4 <= rows; i += 4) {
-    const uint8_t* s0 = src + i * ld;
-    const uint8_t* s1 = s0 + ld;
-    const uint8_t* s2 = s1 + ld;
-    const uint8_t* s3 = s2 + ld;
+  // Groups of 4 rows (the last one may have 1-3: missing rows read as zero
+  // and only the group's bytes of each k4 step are stored). Each 16-byte
+  // chunk of the group's rows is a 4x4 transpose of 4-byte k groups.
+  const __m128i z = _mm_setzero_si128();
+  for (; i < rows; i += 4) {
+    const int g = std::min(4, rows - i);
     uint8_t* d = dst + i * 4;
     for (int64_t k4 = 0; k4 < k16; k4 += 4) {
       const int64_t o = k4 * 4;
-      const __m128i r0 =
-          _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + o)), f);
-      const __m128i r1 =
-          _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s1 + o)), f);
-      const __m128i r2 =
-          _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s2 + o)), f);
-      const __m128i r3 =
-          _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s3 + o)), f);
-      const __m128i t0 = _mm_unpacklo_epi32(r0, r1);  // r0k0 r1k0 r0k1 r1k1
-      const __m128i t1 = _mm_unpacklo_epi32(r2, r3);  // r2k0 r3k0 r2k1 r3k1
-      const __m128i t2 = _mm_unpackhi_epi32(r0, r1);  // r0k2 r1k2 r0k3 r1k3
-      const __m128i t3 = _mm_unpackhi_epi32(r2, r3);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (k4 + 0) * rs), _mm_unpacklo_epi64(t0, t1));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (k4 + 1) * rs), _mm_unpackhi_epi64(t0, t1));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (k4 + 2) * rs), _mm_unpacklo_epi64(t2, t3));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (k4 + 3) * rs), _mm_unpackhi_epi64(t2, t3));
-    }
-    if (k16 < K4) detail::pack_rows_scalar(src, ld, i, i + 4, width, K, k16, flip, dst);
-  }
-  // The last 1-3 rows (a 3-row micro-panel has only these): the same
-  // transposes with zero rows, each k4 step's valid bytes stored.
-  if (const int left = rows - i; left > 0 && k16 > 0) {
-    const __m128i z = _mm_setzero_si128();
-    uint8_t* d = dst + i * 4;
-    for (int64_t k4 = 0; k4 < k16; k4 += 4) {
-      const int64_t o = k4 * 4;
-      __m128i r[3];
-      for (int q = 0; q < 3; ++q)
+      __m128i r[4];
+      for (int q = 0; q < 4; ++q)
         r[q] =
-            q < left
+            q < g
                 ? _mm_xor_si128(
                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i + q) * ld + o)), f)
                 : z;
-      const __m128i t0 = _mm_unpacklo_epi32(r[0], r[1]), t1 = _mm_unpacklo_epi32(r[2], z);
-      const __m128i t2 = _mm_unpackhi_epi32(r[0], r[1]), t3 = _mm_unpackhi_epi32(r[2], z);
+      const __m128i t0 = _mm_unpacklo_epi32(r[0], r[1]);  // r0k0 r1k0 r0k1 r1k1
+      const __m128i t1 = _mm_unpacklo_epi32(r[2], r[3]);  // r2k0 r3k0 r2k1 r3k1
+      const __m128i t2 = _mm_unpackhi_epi32(r[0], r[1]);  // r0k2 r1k2 r0k3 r1k3
+      const __m128i t3 = _mm_unpackhi_epi32(r[2], r[3]);
       const __m128i v[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1),
                             _mm_unpacklo_epi64(t2, t3), _mm_unpackhi_epi64(t2, t3)};
       for (int q = 0; q < 4; ++q) {
         uint8_t* dq = d + (k4 + q) * rs;
-        if (left >= 2) {
-          _mm_storel_epi64(reinterpret_cast<__m128i*>(dq), v[q]);
-          if (left == 3) {
-            const int32_t third = _mm_cvtsi128_si32(_mm_srli_si128(v[q], 8));
-            std::memcpy(dq + 8, &third, 4);
-          }
-        } else {
-          const int32_t first = _mm_cvtsi128_si32(v[q]);
-          std::memcpy(dq, &first, 4);
+        if (g == 4) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(dq), v[q]);
+          continue;
+        }
+        if (g >= 2) _mm_storel_epi64(reinterpret_cast<__m128i*>(dq), v[q]);
+        if (g != 2) {  // the row 0 (g = 1) or row 2 (g = 3) bytes
+          const int32_t w = _mm_cvtsi128_si32(g == 3 ? _mm_srli_si128(v[q], 8) : v[q]);
+          std::memcpy(dq + (g == 3 ? 8 : 0), &w, 4);
         }
       }
     }
-    if (k16 < K4) detail::pack_rows_scalar(src, ld, i, rows, width, K, k16, flip, dst);
-    i = rows;
+    if (k16 < K4) detail::pack_rows_scalar(src, ld, i, i + g, width, K, k16, flip, dst);
   }
 #endif
   detail::pack_rows_scalar(src, ld, i, rows, width, K, 0, flip, dst);

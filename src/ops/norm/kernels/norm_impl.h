@@ -210,21 +210,22 @@ void rows_typed(const norm::RowArgs& a) {
       // Two rows ahead: one row's compute is shorter than a DRAM round trip.
       const T* xn = row + 2 < e ? x + off + 2 * n : nullptr;
       const T* rn = Res && row + 2 < e ? r + off + 2 * n : nullptr;
+      // layer_norm prefetches during its pass b (the statistics' pass over
+      // the row in L1), RMS during the write: on an AMD EPYC (Zen 3) the
+      // prefetches in layer_norm's write pass queued behind its streaming
+      // stores and memory idled through pass b (0.64-0.77 -> 0.77-0.90 of the
+      // copy bandwidth at 1 thread); in the pass that reads the row from
+      // memory they slowed both norms.
       const Stats st = nt ? (Rms ? rms_stats<T, Res, true>(x + off, rr, sr, n, a.eps)
                                  : layer_stats<T, Res, true>(x + off, rr, sr, n, a.eps, xn, rn))
                           : (Rms ? rms_stats<T, Res, false>(x + off, rr, sr, n, a.eps)
                                  : layer_stats<T, Res, false>(x + off, rr, sr, n, a.eps, xn, rn));
-      // layer_norm prefetches during its pass b (the statistics' pass over
-      // the row in L1), RMS during the write: on an AMD EPYC (Zen 3) the
-      // prefetches in layer_norm's write pass queued behind its streaming
-      // stores and memory idled through pass b (0.64-0.77 -> 0.77-0.88 of the
-      // copy bandwidth at 1 thread); in the pass that reads the row from
-      // memory they slowed both norms.
-      if (!Rms) xn = rn = nullptr;
+      const T* wx = Rms ? xn : nullptr;  // the write pass's prefetch
+      const T* wr = Rms ? rn : nullptr;
       if (nt)
-        write_row<T, Res, true>(x + off, rr, y + off, n, st, a.gamma + blk, a.beta + blk, xn, rn);
+        write_row<T, Res, true>(x + off, rr, y + off, n, st, a.gamma + blk, a.beta + blk, wx, wr);
       else
-        write_row<T, Res, false>(x + off, rr, y + off, n, st, a.gamma + blk, a.beta + blk, xn, rn);
+        write_row<T, Res, false>(x + off, rr, y + off, n, st, a.gamma + blk, a.beta + blk, wx, wr);
     }
     if (nt) store_fence();
   });
