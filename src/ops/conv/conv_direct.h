@@ -40,6 +40,10 @@ struct DirectArgs {
   // from.
   void* y_out = nullptr;
   DType y_out_t = DType::f32;
+  // The finished f32 outputs go to y with non-temporal stores (y_out null;
+  // every output vector whole and aligned: y at 64 bytes, cout and cout_g
+  // multiples of 16).
+  bool stream = false;
 };
 
 using DirectFn = void (*)(const DirectArgs& a);

@@ -244,6 +244,13 @@ class ConvInstance : public KernelInstance {
         a.y_out = out[0].data();
         a.y_out_t = out[0].dtype();
       }
+      // A large output is written with non-temporal stores, as the GEMM's
+      // (Params::stream_min_bytes): only straight into the caller's f32
+      // tensor, every vector of it whole and aligned.
+      a.stream = !a.y_out && a.y == out[0].data() && gp_.stream_min_bytes > 0 &&
+                 static_cast<int64_t>(out[0].nbytes()) >= gp_.stream_min_bytes &&
+                 reinterpret_cast<uintptr_t>(a.y) % 64 == 0 && p_.cout % 16 == 0 &&
+                 p_.cout_g % 16 == 0;
       direct_(a);
       if (a.y_out) return;
       float* y = widen_ ? yf : out[0].data_as<float>();

@@ -169,7 +169,7 @@ inline T* out_at(const DirectArgs& a, const float* yf) {
 // always_inline: out of line, the accumulators it reads would live in
 // memory through the whole K loop (GCC decides by the inlining budget of the
 // file, so adding an unrelated caller of the activations flipped it).
-template <Act K>
+template <Act K, bool kStream = false>
 __attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float* y, int cnt,
                                                       int n0, int n1, const Vf* acc0,
                                                       const Vf* acc1, bool last, Vf b0, Vf b1) {
@@ -185,6 +185,11 @@ __attribute__((always_inline)) inline void store_tile(const DirectArgs& a, float
       }
     }
     float* o = y + j * a.cout;
+    if constexpr (kStream) {  // DirectArgs::stream: whole aligned vectors
+      stream(o, v0);
+      if (n1 > 0) stream(o + kLanes, v1);
+      continue;
+    }
     if (n0 == kLanes)
       store(o, v0);
     else
@@ -291,7 +296,10 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
     if (n1 > 0) b1 = load_n(a.bias + oc0 + kLanes, n1);
   }
   with_act(a.act, [&](auto kind) {
-    store_tile<decltype(kind)::value>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    if (a.stream)
+      store_tile<decltype(kind)::value, true>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
+    else
+      store_tile<decltype(kind)::value>(a, y, cnt, n0, n1, acc0, acc1, true, b0, b1);
   });
   if (a.y_out) round_out(a, y, cnt, nc);
 }
@@ -300,11 +308,18 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
 // float, or bf16 / f16 rounded once). Out of line on purpose: inlined next to
 // packed_panels' K loop, GCC kept the activation's constants in registers
 // across it and spilled accumulators (the AVX2 stem + SiLU ran 1.8x slower).
-template <Act K, class T>
+template <Act K, class T, bool kStream>
 [[gnu::noinline]] void act_rows(const float* stage, T* dst, int cnt, int64_t ld) {
   for (int j = 0; j < cnt; ++j) {
-    store(dst + j * ld, act_apply_t<K>(load(stage + j * kNr)));
-    store(dst + j * ld + kLanes, act_apply_t<K>(load(stage + j * kNr + kLanes)));
+    const Vf v0 = act_apply_t<K>(load(stage + j * kNr));
+    const Vf v1 = act_apply_t<K>(load(stage + j * kNr + kLanes));
+    if constexpr (kStream) {
+      stream(dst + j * ld, v0);
+      stream(dst + j * ld + kLanes, v1);
+    } else {
+      store(dst + j * ld, v0);
+      store(dst + j * ld + kLanes, v1);
+    }
   }
 }
 
@@ -316,7 +331,7 @@ template <Act K, class T>
 // bf16 / f16 into a.y_out, rounded once from the f32 value. relu and no
 // activation into an f32 output are applied in the epilogue; the others
 // stage the panel's f32 values on the stack for act_rows.
-template <Act K, class T>
+template <Act K, class T, bool kStream = false>
 inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, int64_t pnl1) {
   // A 16-bit output is staged too: rounding in the panel loop put the
   // rounding constants in registers and GCC spilled accumulators to the
@@ -353,10 +368,15 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
         o = stage + j * kNr;
       else
         o = out_at<TP>(a, y + j * a.cout);
-      store(o, act_apply_t<kTileAct>(acc0[j] + b0));
-      store(o + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
+      if constexpr (kStream && !kStage) {
+        stream(o, act_apply_t<kTileAct>(acc0[j] + b0));
+        stream(o + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
+      } else {
+        store(o, act_apply_t<kTileAct>(acc0[j] + b0));
+        store(o + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
+      }
     }
-    if constexpr (kStage) act_rows<K>(stage, out_at<T>(a, y), cnt, a.cout);
+    if constexpr (kStage) act_rows<K, T, kStream>(stage, out_at<T>(a, y), cnt, a.cout);
   }
 }
 
@@ -421,7 +441,9 @@ inline void run(const DirectArgs& a) {
           if (full > pnl0)
             with_act(a.act, [&](auto kind) {
               constexpr Act k = decltype(kind)::value;
-              if (!a.y_out)
+              if (a.stream)
+                packed_panels<k, float, true>(a, tg, pnl0, full);
+              else if (!a.y_out)
                 packed_panels<k, float>(a, tg, pnl0, full);
               else if (a.y_out_t == DType::bf16)
                 packed_panels<k, bf16>(a, tg, pnl0, full);
@@ -434,6 +456,7 @@ inline void run(const DirectArgs& a) {
         for (int64_t pnl = pnl0; pnl < pnl1; ++pnl) accumulate(a, tg, pnl, c0, c1);
       }
     }
+    if (a.stream) stream_fence();
   });
 }
 
