@@ -213,7 +213,11 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
       Vf sum = zero();
       for (int64_t j = 0; j < nk; ++j) {
         const Vf s = load(st + j * mq + iv);
-        const Vf pr = select(s < neg_max, zero(), vexp_nonpos(s - ms));
+        // A masked score (-inf) gives exactly 0 without a select: ms is
+        // finite or +inf, and vexp_nonpos(-inf) is 0 (three operations per
+        // vector fewer at AVX2, where the select took a compare, a vpcmpgtd
+        // and an andnot).
+        const Vf pr = vexp_nonpos(s - ms);
         store(st + j * mq + iv, pr);
         sum = sum + pr;
       }
