@@ -420,6 +420,7 @@ inline void run(const DirectArgs& a) {
   const int64_t unit = a.sub < a.cin_g ? a.sub : 2;
   const int64_t cb = ((a.cin_g + nblk - 1) / nblk + unit - 1) / unit * unit;
   parallel_tasks(a.n * a.groups * npan * nchunks, [&](int64_t t) {
+    const StreamFence fence{a.stream};
     const int64_t inner = t % (npan * nchunks);
     const int64_t ch = pixels_outer ? inner / npan : inner % nchunks;
     const int64_t pr = pixels_outer ? inner % npan : inner / nchunks;
@@ -456,7 +457,6 @@ inline void run(const DirectArgs& a) {
         for (int64_t pnl = pnl0; pnl < pnl1; ++pnl) accumulate(a, tg, pnl, c0, c1);
       }
     }
-    if (a.stream) stream_fence();
   });
 }
 
