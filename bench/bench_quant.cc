@@ -257,6 +257,8 @@ int main(int argc, char** argv) {
     std::vector<std::function<void()>> fns;
     for (auto& c : cs) fns.push_back(c.second);
     const std::vector<Stat> st = time_side_by_side(fns, std::max(3, rounds / 4));
+    const std::string shape =
+        std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 #ifdef OPSNN_BENCH_DNNL
     // oneDNN's int32 sums against ours (exact, tested against int64): without
     // VNNI its kernel sums u8 x s8 products in saturating 16-bit pairs, which
@@ -276,15 +278,12 @@ int main(int argc, char** argv) {
       std::printf(
           "%-16s oneDNN's int32 sums, %s: %lld of %lld differ from the exact ones (by up to "
           "%lld)\n",
-          (std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(),
-          what, static_cast<long long>(differ), static_cast<long long>(s.m * s.n),
+          shape.c_str(), what, static_cast<long long>(differ), static_cast<long long>(s.m * s.n),
           static_cast<long long>(worst));
     };
     check(w8, p8, "8-bit weights");
     check(w7, p7, "7-bit weights");
 #endif
-    const std::string shape =
-        std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     for (size_t i = 0; i < cs.size(); ++i)
       std::printf("%-16s %-34s %9.3f %9.3f %9.1f %7.2fx\n", shape.c_str(), cs[i].first.c_str(),
                   st[i].min_ms, st[i].med_ms,
