@@ -166,6 +166,25 @@ TEST(Norm, FusedFormsEqualTheirParts) {
   }
 }
 
+TEST(Norm, RmsRowsAreTheBitsOfOneRowCalls) {
+  // Within a run of rows the RMS kernel forms each next row's statistics
+  // while it writes the current one; a row called alone takes the plain
+  // path. Both must give the same bits, with ordinary stores (37 rows) and
+  // with streamed ones (4100 rows, over 16 MiB).
+  const Tensor g = randn({1024}, 24);
+  for (int64_t rows : {int64_t{37}, int64_t{4100}}) {
+    const Tensor x = randn({rows, 1024}, 25);
+    const Tensor y = call("rms_norm", {x, g})[0];
+    for (int64_t r = 0; r<rows; r += rows> 100 ? 97 : 1) {
+      Tensor xr = Tensor::zeros({1, 1024}, DType::f32);
+      for (int64_t i = 0; i < 1024; ++i) xr.flat_set(i, x.flat_get(r * 1024 + i));
+      const Tensor yr = call("rms_norm", {xr, g})[0];
+      for (int64_t i = 0; i < 1024; ++i)
+        ASSERT_EQ(y.flat_get(r * 1024 + i), yr.flat_get(i)) << "row " << r << " of " << rows;
+    }
+  }
+}
+
 TEST(Norm, AdaLayerNormIsLayerNormWithPerSampleAffine) {
   const Tensor x = randn({2, 3, 40}, 21), shift = randn({2, 40}, 22), scale = randn({2, 40}, 23);
   Tensor y = call("ada_layer_norm", {x, shift, scale})[0];

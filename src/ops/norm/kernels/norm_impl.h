@@ -187,6 +187,49 @@ void write_row(const T* x, const T* r, T* y, int64_t n, Stats st, const float* g
   }
 }
 
+// RMS rows of n <= kBlock elements, n a multiple of 4 vectors, no residual:
+// row r's write pass and row r + 1's statistics pass in one loop, so the
+// reads from memory (row r + 1) and the streaming stores (row r) overlap,
+// as in a copy, instead of alternating by pass. Row r + 1's sums are formed
+// exactly as block_reduce forms them: the same bits as rms_stats.
+template <class T, bool NT>
+void rms_rows_pipelined(const T* x, T* y, int64_t n, int64_t r0, int64_t r1, int64_t period,
+                        float eps, const float* gamma, const float* beta) {
+  Stats st = rms_stats<T, false, NT>(x + r0 * n, nullptr, nullptr, n, eps);
+  for (int64_t row = r0; row < r1; ++row) {
+    const T* xr = x + row * n;
+    T* yr = y + row * n;
+    const T* xn = row + 1 < r1 ? xr + n : nullptr;
+    const T* xp = row + 2 < r1 ? xr + 2 * n : nullptr;  // prefetched: the row after next
+    const int64_t blk = (row / period) * n;
+    const float* g = gamma + blk;
+    const float* b = beta + blk;
+    const Vf vm = set1(st.mean), vs = set1(st.scale);
+    Vf a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
+    for (int64_t i = 0; i < n; i += 4 * kLanes) {
+      if (xn) {
+        if (xp) prefetch_bytes(xp + i, 4 * kLanes * sizeof(T));
+        const Vf v0 = load(xn + i), v1 = load(xn + i + kLanes);
+        const Vf v2 = load(xn + i + 2 * kLanes), v3 = load(xn + i + 3 * kLanes);
+        a0 = fma(v0, v0, a0);
+        a1 = fma(v1, v1, a1);
+        a2 = fma(v2, v2, a2);
+        a3 = fma(v3, v3, a3);
+      }
+      for (int k = 0; k < 4; ++k) {
+        const int64_t j = i + k * kLanes;
+        const Vf t = (load(xr + j) - vm) * vs;
+        put<NT>(yr + j, fma(t, load(g + j), load(b + j)));
+      }
+    }
+    if (xn) {
+      const double ms =
+          static_cast<double>(reduce_add((a0 + a1) + (a2 + a3))) / static_cast<double>(n);
+      st = {0.0f, static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps)))};
+    }
+  }
+}
+
 template <class T, bool Res, bool Rms>
 void rows_typed(const norm::RowArgs& a) {
   const T* x = static_cast<const T*>(a.x);
@@ -201,7 +244,16 @@ void rows_typed(const norm::RowArgs& a) {
                   reinterpret_cast<uintptr_t>(y) % 64 == 0 &&
                   reinterpret_cast<uintptr_t>(s) % 64 == 0 && n % 16 == 0 &&
                   a.rows * n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+  const bool piped = Rms && !Res && n <= kBlock && n % (4 * kLanes) == 0;
   parallel_for(a.rows, grain, [&](int64_t b, int64_t e) {
+    if (piped) {
+      if (nt)
+        rms_rows_pipelined<T, true>(x, y, n, b, e, a.period, a.eps, a.gamma, a.beta);
+      else
+        rms_rows_pipelined<T, false>(x, y, n, b, e, a.period, a.eps, a.gamma, a.beta);
+      if (nt) store_fence();
+      return;
+    }
     for (int64_t row = b; row < e; ++row) {
       const int64_t off = row * n;
       const T* rr = Res ? r + off : nullptr;
