@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "opsnn/opsnn.h"
 
@@ -166,23 +167,27 @@ TEST(Norm, FusedFormsEqualTheirParts) {
   }
 }
 
-TEST(Norm, RmsRowsAreTheBitsOfOneRowCalls) {
-  // Within a run of rows the RMS kernel forms each next row's statistics
-  // while it writes the current one; a row called alone takes the plain
-  // path. Both must give the same bits, with ordinary stores (37 rows) and
-  // with streamed ones (4100 rows, over 16 MiB).
-  const Tensor g = randn({1024}, 24);
-  for (int64_t rows : {int64_t{37}, int64_t{4100}}) {
-    const Tensor x = randn({rows, 1024}, 25);
-    const Tensor y = call("rms_norm", {x, g})[0];
-    for (int64_t r = 0; r<rows; r += rows> 100 ? 97 : 1) {
-      Tensor xr = Tensor::zeros({1, 1024}, DType::f32);
-      for (int64_t i = 0; i < 1024; ++i) xr.flat_set(i, x.flat_get(r * 1024 + i));
-      const Tensor yr = call("rms_norm", {xr, g})[0];
-      for (int64_t i = 0; i < 1024; ++i)
-        ASSERT_EQ(y.flat_get(r * 1024 + i), yr.flat_get(i)) << "row " << r << " of " << rows;
+TEST(Norm, RowsAreTheBitsOfOneRowCalls) {
+  // Within a run of rows the layer and RMS kernels form each next row's
+  // statistics while they write the current one; a row called alone takes
+  // the plain path. Both must give the same bits, with ordinary stores (37
+  // rows) and with streamed ones (4100 rows, over 16 MiB).
+  const Tensor g = randn({1024}, 24), b = randn({1024}, 26);
+  for (const char* op : {"rms_norm", "layer_norm"})
+    for (int64_t rows : {int64_t{37}, int64_t{4100}}) {
+      const bool rms = std::string(op) == "rms_norm";
+      const Tensor x = randn({rows, 1024}, 25);
+      const Tensor y = call(op, rms ? std::vector<Tensor>{x, g} : std::vector<Tensor>{x, g, b})[0];
+      for (int64_t r = 0; r<rows; r += rows> 100 ? 97 : 1) {
+        Tensor xr = Tensor::zeros({1, 1024}, DType::f32);
+        for (int64_t i = 0; i < 1024; ++i) xr.flat_set(i, x.flat_get(r * 1024 + i));
+        const Tensor yr =
+            call(op, rms ? std::vector<Tensor>{xr, g} : std::vector<Tensor>{xr, g, b})[0];
+        for (int64_t i = 0; i < 1024; ++i)
+          ASSERT_EQ(y.flat_get(r * 1024 + i), yr.flat_get(i))
+              << op << " row " << r << " of " << rows;
+      }
     }
-  }
 }
 
 TEST(Norm, AdaLayerNormIsLayerNormWithPerSampleAffine) {
