@@ -160,6 +160,14 @@ inline Vf permute8(const float* tab, Vf idx) {
   return {_mm512_permutexvar_ps(_mm512_castps_si512(idx.v),
                                 _mm512_broadcast_f32x8(_mm256_loadu_ps(tab)))};
 }
+// Each element of a twice, in order: lo = a0 a0 ... a7 a7, hi the same of
+// a8..a15.
+inline void dup2(Vf a, Vf& lo, Vf& hi) {
+  const __m512i i0 = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m512i i1 = _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+  lo.v = _mm512_permutexvar_ps(i0, a.v);
+  hi.v = _mm512_permutexvar_ps(i1, a.v);
+}
 
 // Integer lanes, for exponent manipulation in the vector math.
 inline Vi cvt_round(Vf a) { return {_mm512_cvtps_epi32(a.v)}; }  // nearest even

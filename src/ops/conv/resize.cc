@@ -253,6 +253,10 @@ ResizePlan plan_of(const OpCall& call) {
     d.idx = t.idx;
     d.weight.assign(t.w.begin(), t.w.end());
     if (m.coord == "tf_crop_and_resize") d.outside = t.outside;
+    d.doubles = d.taps == 1 && d.out == 2 * d.in && d.outside.empty();
+    for (int64_t o = 0; d.doubles && o < d.out; ++o)
+      d.doubles =
+          d.idx[static_cast<size_t>(o)] == o / 2 && d.weight[static_cast<size_t>(o)] == 1.0f;
     if (j == 2 && d.in <= INT32_MAX && d.out <= INT32_MAX / d.taps) {
       d.idx_tm.resize(static_cast<size_t>(d.out * d.taps));
       d.weight_tm.resize(d.idx_tm.size());
@@ -296,6 +300,12 @@ std::vector<CheckCase> cases(DType t) {
     add("nearest sizes 3x7 half_pixel " + nm + " [1,2,7,5]", {1, 2, 7, 5},
         {{"sizes", IL{3, 7}}, {"nearest_mode", nm}});
   }
+  // Nearest doubling (half_pixel, round_prefer_floor: input o / 2) takes the
+  // widening kernels: vectors and a tail; the second with an output of 8 MiB
+  // in f32 (streamed stores).
+  add("nearest x2 [2,3,5,37]", {2, 3, 5, 37}, {{"scales", FL{2, 2}}});
+  add("nearest x2 [1,32,64,256]", {1, 32, 64, 256}, {{"scales", FL{2, 2}}});
+  add("nearest x3 x2 [1,2,3,37]", {1, 2, 3, 37}, {{"scales", FL{3, 2}}});
   add("nearest x2 NHWC [2,5,5,19]", {2, 5, 5, 19},
       {{"scales", FL{2, 2}},
        {"layout", std::string("NHWC")},

@@ -22,6 +22,9 @@ struct ResizeDim {
   // out do not fit int32.
   std::vector<int32_t> idx_tm;
   std::vector<float> weight_tm;
+  // Output o is input o / 2 with weight 1 (nearest doubling, the UNet's
+  // upsampling): the kernels widen whole vectors instead of gathering.
+  bool doubles = false;
 };
 
 struct ResizePlan {
