@@ -165,10 +165,10 @@ inline Vf select(Mask m, Vf if_true, Vf if_false) {
 inline Vf permute8(const float* tab, Vf idx) {
   return {_mm256_permutevar8x32_ps(_mm256_loadu_ps(tab), _mm256_castps_si256(idx.v))};
 }
-// Each element of a twice, in order: lo = a0 a0 a1 a1 a2 a2 a3 a3, hi the
-// same of a4..a7 (in-lane unpacks and one lane swap, no variable permute).
-inline void dup2(Vf a, Vf& lo, Vf& hi) {
-  const __m256 l = _mm256_unpacklo_ps(a.v, a.v), h = _mm256_unpackhi_ps(a.v, a.v);
+// a and b interleaved: lo = a0 b0 a1 b1 a2 b2 a3 b3, hi the same of
+// elements 4..7 (in-lane unpacks and one lane swap, no variable permute).
+inline void zip2(Vf a, Vf b, Vf& lo, Vf& hi) {
+  const __m256 l = _mm256_unpacklo_ps(a.v, b.v), h = _mm256_unpackhi_ps(a.v, b.v);
   lo.v = _mm256_permute2f128_ps(l, h, 0x20);
   hi.v = _mm256_permute2f128_ps(l, h, 0x31);
 }

@@ -160,13 +160,13 @@ inline Vf permute8(const float* tab, Vf idx) {
   return {_mm512_permutexvar_ps(_mm512_castps_si512(idx.v),
                                 _mm512_broadcast_f32x8(_mm256_loadu_ps(tab)))};
 }
-// Each element of a twice, in order: lo = a0 a0 ... a7 a7, hi the same of
-// a8..a15.
-inline void dup2(Vf a, Vf& lo, Vf& hi) {
-  const __m512i i0 = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-  const __m512i i1 = _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-  lo.v = _mm512_permutexvar_ps(i0, a.v);
-  hi.v = _mm512_permutexvar_ps(i1, a.v);
+// a and b interleaved: lo = a0 b0 ... a7 b7, hi the same of elements 8..15.
+inline void zip2(Vf a, Vf b, Vf& lo, Vf& hi) {
+  const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i i1 =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  lo.v = _mm512_permutex2var_ps(a.v, i0, b.v);
+  hi.v = _mm512_permutex2var_ps(a.v, i1, b.v);
 }
 
 // Integer lanes, for exponent manipulation in the vector math.

@@ -93,8 +93,11 @@ inline Vf permute8(const float* tab, Vf idx) {
   std::memcpy(&b, &idx.v, sizeof b);
   return {tab[b & 7u]};
 }
-// Each element of a twice, in order: lo the first half's, hi the second's.
-inline void dup2(Vf a, Vf& lo, Vf& hi) { lo = hi = a; }
+// a and b interleaved (one lane each: lo = a, hi = b).
+inline void zip2(Vf a, Vf b, Vf& lo, Vf& hi) {
+  lo = a;
+  hi = b;
+}
 
 // As cvtps2dq / cvttps2dq: NaN and values outside int32 give INT32_MIN (a
 // plain cast would be undefined behaviour).

@@ -257,6 +257,20 @@ ResizePlan plan_of(const OpCall& call) {
     for (int64_t o = 0; d.doubles && o < d.out; ++o)
       d.doubles =
           d.idx[static_cast<size_t>(o)] == o / 2 && d.weight[static_cast<size_t>(o)] == 1.0f;
+    d.halves = d.taps == 2 && d.out == 2 * d.in && d.in >= 3 && d.outside.empty();
+    if (d.halves) {
+      const auto tap = [&](int64_t o, int k) { return static_cast<size_t>(o * 2 + k); };
+      d.w_even[0] = d.weight[tap(2, 0)];
+      d.w_even[1] = d.weight[tap(2, 1)];
+      d.w_odd[0] = d.weight[tap(1, 0)];
+      d.w_odd[1] = d.weight[tap(1, 1)];
+      for (int64_t o = 1; d.halves && o + 1 < d.out; ++o) {
+        const int64_t first = o % 2 ? o / 2 : o / 2 - 1;
+        const float* w = o % 2 ? d.w_odd : d.w_even;
+        d.halves = d.idx[tap(o, 0)] == first && d.idx[tap(o, 1)] == first + 1 &&
+                   d.weight[tap(o, 0)] == w[0] && d.weight[tap(o, 1)] == w[1];
+      }
+    }
     if (j == 2 && d.in <= INT32_MAX && d.out <= INT32_MAX / d.taps) {
       d.idx_tm.resize(static_cast<size_t>(d.out * d.taps));
       d.weight_tm.resize(d.idx_tm.size());
@@ -291,6 +305,10 @@ std::vector<CheckCase> cases(DType t) {
          {"sizes", IL{4, 9}},
          {"coordinate_transformation_mode", c}});
   }
+  // Linear doubling (half_pixel, pytorch_half_pixel) takes the shifted-load
+  // kernels along W: rows of 37 give vectors and both ends.
+  add("linear x2 [2,2,4,37]", {2, 2, 4, 37},
+      {{"mode", std::string("linear")}, {"scales", FL{2, 2}}});
   const std::string nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   for (const std::string& nm : nearest) {
     add("nearest x2 asymmetric " + nm + " [1,3,5,6]", {1, 3, 5, 6},

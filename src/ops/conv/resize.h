@@ -25,6 +25,12 @@ struct ResizeDim {
   // Output o is input o / 2 with weight 1 (nearest doubling, the UNet's
   // upsampling): the kernels widen whole vectors instead of gathering.
   bool doubles = false;
+  // Two taps, out = 2 in, and every output but the first and the last mixing
+  // inputs (i - 1, i) (output 2 i) or (i, i + 1) (output 2 i + 1) with one
+  // pair of weights per parity (linear doubling): the kernels form whole
+  // vectors of both parities from shifted loads instead of gathering.
+  bool halves = false;
+  float w_even[2] = {}, w_odd[2] = {};
 };
 
 struct ResizePlan {

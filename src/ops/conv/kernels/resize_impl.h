@@ -146,11 +146,37 @@ void columns(const ResizePlan& p, const S* src, T* dst) {
       int64_t i = 0;
       for (; i + kLanes <= W.in; i += kLanes) {
         Vf lo, hi;
-        dup2(load(src + i), lo, hi);
+        const Vf v = load(src + i);
+        zip2(v, v, lo, hi);
         store(dst + 2 * i, lo);
         store(dst + 2 * i + kLanes, hi);
       }
       for (; i < W.in; ++i) dst[2 * i] = dst[2 * i + 1] = src[i];
+      return;
+    }
+    if (W.halves) {
+      // Outputs 2 i and 2 i + 1 for i in [1, in - 1 - kLanes] in vectors, the
+      // FMAs in the taps' order (as the gathers below); the ends by the taps.
+      const auto by_taps = [&](int64_t o) {
+        dst[o] = std::fma(wt[2 * o + 1], src[idx[2 * o + 1]],
+                          std::fma(wt[2 * o], src[idx[2 * o]], 0.0f));
+      };
+      const Vf e0 = set1(W.w_even[0]), e1 = set1(W.w_even[1]);
+      const Vf o0 = set1(W.w_odd[0]), o1 = set1(W.w_odd[1]);
+      by_taps(0);
+      by_taps(1);
+      int64_t i = 1;
+      for (; i + kLanes <= W.in - 1; i += kLanes) {
+        const Vf xm = load(src + i - 1), x0 = load(src + i), xp = load(src + i + 1);
+        Vf lo, hi;
+        zip2(fma(e1, x0, fma(e0, xm, zero())), fma(o1, xp, fma(o0, x0, zero())), lo, hi);
+        store(dst + 2 * i, lo);
+        store(dst + 2 * i + kLanes, hi);
+      }
+      for (; i < W.in; ++i) {
+        by_taps(2 * i);
+        by_taps(2 * i + 1);
+      }
       return;
     }
   }
@@ -210,7 +236,7 @@ inline bool same_mix(const ResizeDim& H, int64_t oh0, int64_t oh1) {
 }
 
 // Nearest doubling along H and W of a 2-D f32 map (the UNet's upsampling):
-// each input row widened once by dup2 and stored as both of its output rows,
+// each input row widened once by zip2 and stored as both of its output rows,
 // with no per-row index work (an 8 x 8 map's 16-float rows spent most of
 // their time on it).
 inline void double_rows(const ResizePlan& p, const float* x, float* y) {
@@ -225,7 +251,8 @@ inline void double_rows(const ResizePlan& p, const float* x, float* y) {
       int64_t i = 0;
       for (; i + kLanes <= w; i += kLanes) {
         Vf lo, hi;
-        dup2(load(s + i), lo, hi);
+        const Vf v = load(s + i);
+        zip2(v, v, lo, hi);
         store_or_stream(d0 + 2 * i, lo, nt);
         store_or_stream(d0 + 2 * i + kLanes, hi, nt);
         store_or_stream(d1 + 2 * i, lo, nt);
