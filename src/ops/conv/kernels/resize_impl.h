@@ -141,7 +141,7 @@ void columns(const ResizePlan& p, const S* src, T* dst) {
   const ResizeDim& W = p.dim[2];
   const int64_t* idx = W.idx.data();
   const float* wt = W.weight.data();
-  if constexpr (std::is_same_v<S, float> && std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<S, T>) {
     if (W.doubles) {
       int64_t i = 0;
       for (; i + kLanes <= W.in; i += kLanes) {
@@ -154,12 +154,14 @@ void columns(const ResizePlan& p, const S* src, T* dst) {
       for (; i < W.in; ++i) dst[2 * i] = dst[2 * i + 1] = src[i];
       return;
     }
+  }
+  if constexpr (std::is_same_v<S, float>) {
     if (W.halves) {
       // Outputs 2 i and 2 i + 1 for i in [1, in - 1 - kLanes] in vectors, the
       // FMAs in the taps' order (as the gathers below); the ends by the taps.
       const auto by_taps = [&](int64_t o) {
-        dst[o] = std::fma(wt[2 * o + 1], src[idx[2 * o + 1]],
-                          std::fma(wt[2 * o], src[idx[2 * o]], 0.0f));
+        dst[o] = from_float<T>(std::fma(wt[2 * o + 1], src[idx[2 * o + 1]],
+                                        std::fma(wt[2 * o], src[idx[2 * o]], 0.0f)));
       };
       const Vf e0 = set1(W.w_even[0]), e1 = set1(W.w_even[1]);
       const Vf o0 = set1(W.w_odd[0]), o1 = set1(W.w_odd[1]);
@@ -235,19 +237,21 @@ inline bool same_mix(const ResizeDim& H, int64_t oh0, int64_t oh1) {
   return H.outside.empty() || H.outside[oh0] == H.outside[oh1];
 }
 
-// Nearest doubling along H and W of a 2-D f32 map (the UNet's upsampling):
+// Nearest doubling along H and W of a 2-D map (the UNet's upsampling):
 // each input row widened once by zip2 and stored as both of its output rows,
 // with no per-row index work (an 8 x 8 map's 16-float rows spent most of
 // their time on it).
-inline void double_rows(const ResizePlan& p, const float* x, float* y) {
+// 16-bit values pass through f32 exactly.
+template <class T>
+void double_rows(const ResizePlan& p, const T* x, T* y) {
   const int64_t w = p.dim[2].in, rows = p.n * p.c * p.dim[1].in;
-  const bool nt = w % kLanes == 0 && stream_output<float>(y, rows * 4 * w, 2 * w);
+  const bool nt = w % kLanes == 0 && stream_output<T>(y, rows * 4 * w, 2 * w);
   parallel_for(rows, std::max<int64_t>(1, 4096 / w), [&](int64_t b, int64_t e) {
     const StreamFence fence{nt};
     for (int64_t r = b; r < e; ++r) {
-      const float* s = x + r * w;
-      float* d0 = y + r * 4 * w;  // output rows 2 ih and 2 ih + 1 of the plane
-      float* d1 = d0 + 2 * w;
+      const T* s = x + r * w;
+      T* d0 = y + r * 4 * w;  // output rows 2 ih and 2 ih + 1 of the plane
+      T* d1 = d0 + 2 * w;
       int64_t i = 0;
       for (; i + kLanes <= w; i += kLanes) {
         Vf lo, hi;
@@ -265,9 +269,8 @@ inline void double_rows(const ResizePlan& p, const float* x, float* y) {
 
 template <class T>
 void channels_first(const ResizePlan& p, const T* x, T* y) {
-  if constexpr (std::is_same_v<T, float>)
-    if (p.dim[0].in == 1 && p.dim[0].out == 1 && p.dim[1].doubles && p.dim[2].doubles)
-      return double_rows(p, x, y);
+  if (p.dim[0].in == 1 && p.dim[0].out == 1 && p.dim[1].doubles && p.dim[2].doubles)
+    return double_rows(p, x, y);
   const ResizeDim &D = p.dim[0], &H = p.dim[1], &W = p.dim[2];
   const int64_t plane = D.in * H.in * W.in, rows_out = D.out * H.out;
   // Rows wider than the stack row: each column sums its taps directly.
