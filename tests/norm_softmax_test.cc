@@ -178,7 +178,8 @@ TEST(Norm, RowsAreTheBitsOfOneRowCalls) {
       const bool rms = std::string(op) == "rms_norm";
       const Tensor x = randn({rows, 1024}, 25);
       const Tensor y = call(op, rms ? std::vector<Tensor>{x, g} : std::vector<Tensor>{x, g, b})[0];
-      for (int64_t r = 0; r<rows; r += rows> 100 ? 97 : 1) {
+      const int64_t step = rows > 100 ? 97 : 1;
+      for (int64_t r = 0; r < rows; r += step) {
         Tensor xr = Tensor::zeros({1, 1024}, DType::f32);
         for (int64_t i = 0; i < 1024; ++i) xr.flat_set(i, x.flat_get(r * 1024 + i));
         const Tensor yr =

@@ -219,9 +219,8 @@ void write_row(const T* x, const T* r, T* y, int64_t n, Stats st, const float* g
 template <class T, bool NT, bool Rms>
 void rows_pipelined(const T* x, T* y, int64_t n, int64_t r0, int64_t r1, int64_t period, float eps,
                     const float* gamma, const float* beta) {
-  const T* x2 = r0 + 2 < r1 ? x + (r0 + 2) * n : nullptr;
   Stats st = Rms ? rms_stats<T, false, NT>(x + r0 * n, nullptr, nullptr, n, eps)
-                 : layer_stats<T, false, NT>(x + r0 * n, nullptr, nullptr, n, eps, x2);
+                 : layer_stats<T, false, NT>(x + r0 * n, nullptr, nullptr, n, eps);
   for (int64_t row = r0; row < r1; ++row) {
     const T* xr = x + row * n;
     T* yr = y + row * n;
