@@ -311,15 +311,8 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
 template <Act K, class T, bool kStream>
 [[gnu::noinline]] void act_rows(const float* stage, T* dst, int cnt, int64_t ld) {
   for (int j = 0; j < cnt; ++j) {
-    const Vf v0 = act_apply_t<K>(load(stage + j * kNr));
-    const Vf v1 = act_apply_t<K>(load(stage + j * kNr + kLanes));
-    if constexpr (kStream) {
-      stream(dst + j * ld, v0);
-      stream(dst + j * ld + kLanes, v1);
-    } else {
-      store(dst + j * ld, v0);
-      store(dst + j * ld + kLanes, v1);
-    }
+    store_or_stream(dst + j * ld, act_apply_t<K>(load(stage + j * kNr)), kStream);
+    store_or_stream(dst + j * ld + kLanes, act_apply_t<K>(load(stage + j * kNr + kLanes)), kStream);
   }
 }
 
@@ -368,13 +361,8 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
         o = stage + j * kNr;
       else
         o = out_at<TP>(a, y + j * a.cout);
-      if constexpr (kStream && !kStage) {
-        stream(o, act_apply_t<kTileAct>(acc0[j] + b0));
-        stream(o + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
-      } else {
-        store(o, act_apply_t<kTileAct>(acc0[j] + b0));
-        store(o + kLanes, act_apply_t<kTileAct>(acc1[j] + b1));
-      }
+      store_or_stream(o, act_apply_t<kTileAct>(acc0[j] + b0), kStream && !kStage);
+      store_or_stream(o + kLanes, act_apply_t<kTileAct>(acc1[j] + b1), kStream && !kStage);
     }
     if constexpr (kStage) act_rows<K, T, kStream>(stage, out_at<T>(a, y), cnt, a.cout);
   }
