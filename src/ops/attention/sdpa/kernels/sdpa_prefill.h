@@ -156,6 +156,8 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     const int64_t nk = std::min(p.kv_block, kend - j0);
     if (p.mask.data && !any_visible(p, moff, one_mask_row ? 1 : rows, j0, nk))
       continue;  // tile wholly masked: skip it
+    const bool causal_cut = p.causal && j0 + nk - 1 > tk.i0 + off;
+    [[maybe_unused]] const bool max_in_qk = !p.bias.data && !p.mask.data && !causal_cut;
 #ifdef SDPA_BF16DOT
     bf16dot::pack_v(p, tk.b, tk.hkv, j0, nk, vp16);
     bf16dot::scores(p, tk.b, tk.hkv, j0, nk, qt16, mq, st);
@@ -176,22 +178,38 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
         load_row(p.v.data, p.dtype, p.v.offset(tk.b, tk.hkv, j0 + j), vp + j * dp, D);
       }
     }
-    // Scores; the last keys (fewer than kRJ) from a zero-padded copy.
+    // Scores; the last keys (fewer than kRJ) from a zero-padded copy. With
+    // nothing to change them afterwards (bias, mask, the causal diagonal),
+    // the tile's row maxima are taken as the scores are stored (into alpha,
+    // which the softmax below reads before overwriting).
     const int64_t nkf = nk / kRJ * kRJ;
-    for (int64_t j = 0; j < nkf; j += kRJ) qk_rows(kb + j * ldk, ldk, qt, mq, D, st + j * mq);
+    if (max_in_qk) {
+      for (int64_t iv = 0; iv < mq; iv += kLanes) store(alpha + iv, neg_inf);
+      for (int64_t j = 0; j < nkf; j += kRJ)
+        qk_rows<true>(kb + j * ldk, ldk, qt, mq, D, st + j * mq, alpha);
+    } else {
+      for (int64_t j = 0; j < nkf; j += kRJ)
+        qk_rows<false>(kb + j * ldk, ldk, qt, mq, D, st + j * mq, nullptr);
+    }
     if (nkf < nk) {
       float* kt = kp + nkf * dp;
       for (int64_t j = nkf; j < nk; ++j)
         if (direct) load_row(p.k.data, p.dtype, p.k.offset(tk.b, tk.hkv, j0 + j), kp + j * dp, D);
       for (int64_t j = nk; j < nkf + kRJ; ++j)
         for (int64_t d = 0; d < D; ++d) kp[j * dp + d] = 0;
-      qk_rows(kt, dp, qt, mq, D, st + nkf * mq);
+      qk_rows<false>(kt, dp, qt, mq, D, st + nkf * mq, nullptr);
+      if (max_in_qk)  // the real keys of the padded tile only
+        for (int64_t iv = 0; iv < mq; iv += kLanes) {
+          Vf mb = load(alpha + iv);
+          for (int64_t j = nkf; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
+          store(alpha + iv, mb);
+        }
     }
 #endif
     // Masks. Causal only where the block crosses the diagonal of the first row.
     // The bias first, then the masks: a masked key is -inf whatever its bias.
     if (p.bias.data) add_bias_tile(p.bias, boff, rows, j0, nk, st, mq, one_bias_row);
-    if (p.causal && j0 + nk - 1 > tk.i0 + off) {
+    if (causal_cut) {
       for (int64_t j = 0; j < nk; ++j) {
         const Vf lim = set1(static_cast<float>(j0 + j - off));
         for (int64_t iv = 0; iv < mq; iv += kLanes) {
@@ -204,7 +222,14 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     // Online softmax: new running max, rescale factor, P = exp(S - m) in place.
     for (int64_t iv = 0; iv < mq; iv += kLanes) {
       Vf mb = neg_inf;
+#ifdef SDPA_BF16DOT
       for (int64_t j = 0; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
+#else
+      if (max_in_qk)
+        mb = load(alpha + iv);
+      else
+        for (int64_t j = 0; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
+#endif
       const Vf mo = load(m + iv), mn = max(mo, mb);
       const Vf ms = select(mn < neg_max, zero(), mn);  // a row masked so far stays at 0
       const Vf a = select(mo < neg_max, zero(), vexp_nonpos(mo - ms));

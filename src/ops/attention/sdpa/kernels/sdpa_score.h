@@ -7,10 +7,13 @@
 
 namespace sdpa_impl {
 
-// S^T[j][r] = sum_d K[j][d] * Q^T[d][r] for kRJ keys x NV row vectors.
-template <int NV>
+// S^T[j][r] = sum_d K[j][d] * Q^T[d][r] for kRJ keys x NV row vectors. With
+// MAX, also mx[r] = max(mx[r], S^T[j][r]) key by key as the scores leave the
+// registers: the order of the softmax's own pass over the tile (keys
+// ascending, one max per key), so the same bits without reading it again.
+template <int NV, bool MAX>
 inline void qk_tile(const float* kr, int64_t ldk, const float* qt, int64_t mq, int64_t D,
-                    float* stj, int64_t iv) {
+                    float* stj, int64_t iv, float* mx) {
   Vf acc[kRJ][NV];
   for (int r = 0; r < kRJ; ++r)
     for (int c = 0; c < NV; ++c) acc[r][c] = zero();
@@ -24,19 +27,28 @@ inline void qk_tile(const float* kr, int64_t ldk, const float* qt, int64_t mq, i
   }
   for (int r = 0; r < kRJ; ++r)
     for (int c = 0; c < NV; ++c) store(stj + r * mq + iv + c * kLanes, acc[r][c]);
+  if constexpr (MAX) {
+    for (int c = 0; c < NV; ++c) {
+      Vf m = load(mx + iv + c * kLanes);
+      for (int r = 0; r < kRJ; ++r) m = max(m, acc[r][c]);
+      store(mx + iv + c * kLanes, m);
+    }
+  }
 }
 
-// Scores of kRJ keys (rows kr, stride ldk) against every row vector.
+// Scores of kRJ keys (rows kr, stride ldk) against every row vector (with
+// MAX, folded into the running maxima mx).
+template <bool MAX>
 inline void qk_rows(const float* kr, int64_t ldk, const float* qt, int64_t mq, int64_t D,
-                    float* stj) {
+                    float* stj, float* mx) {
   for (int64_t iv = 0; iv < mq;) {
     const int nv = tile_vectors((mq - iv) / kLanes);
     if (nv == 3)
-      qk_tile<3>(kr, ldk, qt, mq, D, stj, iv);
+      qk_tile<3, MAX>(kr, ldk, qt, mq, D, stj, iv, mx);
     else if (nv == 2)
-      qk_tile<2>(kr, ldk, qt, mq, D, stj, iv);
+      qk_tile<2, MAX>(kr, ldk, qt, mq, D, stj, iv, mx);
     else
-      qk_tile<1>(kr, ldk, qt, mq, D, stj, iv);
+      qk_tile<1, MAX>(kr, ldk, qt, mq, D, stj, iv, mx);
     iv += nv * kLanes;
   }
 }
