@@ -215,6 +215,35 @@ TEST(SdpaF16, FlashKernelsMatchReference) {
   }
 }
 
+// One key whose score exceeds every other by ~190 (e^-190 underflows to 0),
+// placed at every key position in turn: the output is that key's value row.
+// A row maximum that missed the key (first, middle or last of a register
+// tile of keys, or the zero-padded last keys of a block) would overflow exp
+// and give NaN. kv_block 40 over 87 keys: two full blocks and one of 7 keys
+// (a whole tile and 3 padded keys); 48 rows take the many-rows form.
+TEST(SdpaScores, DominantKeyAtEveryPosition) {
+  const int64_t Lq = 48, Lk = 87, D = 40;
+  Tensor q = Tensor::empty({1, 1, Lq, D}, DType::f32);  // scores: sum of k / sqrt(40)
+  for (int64_t x = 0; x < Lq * D; ++x) q.data_as<float>()[x] = 1.0f;
+  const Tensor v = random_tensor({1, 1, Lk, D}, DType::f32, 41, -3, 3);
+  for (const char* kernel : {"sdpa_flash_avx512", "sdpa_flash_avx2", "sdpa_flash_scalar"}) {
+    const Isa need = std::string(kernel).find("avx512") != std::string::npos ? Isa::avx512
+                     : std::string(kernel).find("avx2") != std::string::npos ? Isa::avx2
+                                                                             : Isa::scalar;
+    if (need > active_isa()) continue;
+    for (int64_t jd = 0; jd < Lk; ++jd) {
+      Tensor k = random_tensor({1, 1, Lk, D}, DType::f32, 42, -0.1, 0.1);      // scores below 0.7
+      for (int64_t d = 0; d < D; ++d) k.data_as<float>()[jd * D + d] = 30.0f;  // 189.7
+      const Attrs a = {{"kv_block", int64_t{40}}};
+      const Tensor got = Op::create("sdpa", std::vector<Tensor>{q, k, v}, a, kernel)({q, k, v})[0];
+      for (int64_t i = 0; i < Lq; ++i)
+        for (int64_t d = 0; d < D; ++d)
+          ASSERT_NEAR(got.flat_get(i * D + d), v.flat_get(jd * D + d), 1e-5)
+              << kernel << " dominant key " << jd << " row " << i << " dim " << d;
+    }
+  }
+}
+
 // Inputs with a non-unit stride along D (views of [B, H, D, L] tensors) are
 // copied to contiguous workspace by sdpa_flash_packed_<isa> (the flash kernel
 // of the active ISA) instead of falling back to the float64 reference kernel.
