@@ -199,7 +199,9 @@ inline float first(Vf a) { return _mm512_cvtss_f32(a.v); }
 
 // In-register transpose of a kLanes x kLanes tile: lane c of x[r] -> lane r of x[c]
 // (64 shuffles; used by sdpa's bias tiles and the GEMM's A packing).
-inline void transpose_lanes(Vf* x) {
+// always_inline: out of line, GCC passes the tile through memory and puts a
+// vzeroupper and spills around the call (4% of AVX2 SD cross-attention).
+[[gnu::always_inline]] inline void transpose_lanes(Vf* x) {
   __m512 t[16], r[16];
   for (int i = 0; i < 8; ++i) {
     t[2 * i] = _mm512_unpacklo_ps(x[2 * i].v, x[2 * i + 1].v);
