@@ -340,21 +340,25 @@ void cost(const OpCall& call, double* bytes, double* flops) {
 // ---- the fused kernel --------------------------------------------------------
 }  // namespace
 
-// Tile sizes from the cache sizes (attributes override them, for a tuner):
-// q_block rows so that Q^T of one tile takes about a quarter of L1 (smaller
-// tiles waste less on the causal diagonal and balance the causal tasks
-// better: GPT-2 prefill 60% -> 70% of the FMA peak going from 128 to 48 rows
-// at D = 64; D = 40 and 128 measured flat); kv_block keys so that the score
-// tile takes about half of L1: the output update reads it once per group of
-// output dims (D / 4 times at AVX2) and the softmax twice, so it belongs in
-// L1 (K and V rows are read in place and stream through L2 anyway). SD
-// self-attention, D = 40, on an AMD Zen 3: 512 keys (a 96 KiB tile, the
-// earlier rule of half of L2) 174 ms, 80 keys 161 ms at 2 threads.
+// Tile sizes from the cache sizes (attributes override them, for a tuner).
+// q_block: rows so that Q^T of one tile takes about a quarter of L1, in
+// [48, 128]. Smaller tiles waste less on the causal diagonal and balance the
+// causal tasks better (GPT-2 prefill 60% -> 70% of the FMA peak going from
+// 128 to 48 rows at D = 64 on an Intel Xeon); below 48 rows the register
+// tiles lose their third row vector (32 rows: 2 + 2 vectors at AVX2; LLaMA
+// prefill, D = 128, one head on an AMD Zen 3 at 1 thread: 15.0 ms at 32 rows,
+// 13.7 at 48).
+// kv_block: keys so that the score tile takes about half of L1. The output
+// update reads it once per group of output dims (D / 4 times at AVX2) and
+// the softmax twice, so it belongs in L1; K and V rows are read in place and
+// stream through L2 anyway (SD self-attention, D = 40, Zen 3, 2 threads: 174
+// ms with 512 keys, a 96 KiB tile, as the earlier rule of half of L2 gave;
+// 161 ms with 80).
 void sdpa::choose_tiles(Params& p, int64_t qb, int64_t kb) {
   const CpuInfo& ci = cpu_info();
   const bool auto_kb = kb == 0;
   const auto l1 = static_cast<int64_t>(ci.l1d_bytes);
-  if (qb == 0) qb = std::clamp<int64_t>(l1 / (p.D * 16) / 16 * 16, 32, 128);
+  if (qb == 0) qb = std::clamp<int64_t>(l1 / (p.D * 16) / 16 * 16, 48, 128);
   if (kb == 0) kb = std::clamp<int64_t>(l1 / 2 / (4 * round_up(qb, 16)) / 8 * 8, 32, 512);
   p.q_block = round_up(std::max<int64_t>(qb, 1), 16);
   p.kv_block = round_up(std::max<int64_t>(kb, 1), 8);
