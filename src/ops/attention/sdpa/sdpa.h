@@ -33,7 +33,9 @@ struct KvSource {
   const int32_t* block_table = nullptr;
   int64_t bt_stride = 0, block_size = 0, s_block = 0;
 
-  int64_t offset(int64_t b, int64_t h, int64_t j) const {
+  // always_inline: the ISA-flagged kernels call it, and an out-of-line copy
+  // would be a weak symbol compiled with their flags (isa_objects test).
+  [[gnu::always_inline]] int64_t offset(int64_t b, int64_t h, int64_t j) const {
     if (!block_table) return b * sb + h * sh + j * sl;
     const int64_t blk = block_table[b * bt_stride + j / block_size];
     return blk * s_block + h * sh + (j % block_size) * sl;
