@@ -172,6 +172,13 @@ inline void zip2(Vf a, Vf b, Vf& lo, Vf& hi) {
   lo.v = _mm256_permute2f128_ps(l, h, 0x20);
   hi.v = _mm256_permute2f128_ps(l, h, 0x31);
 }
+// The inverse: of x = a0..a7 b0..b7, even = x0 x2 .. x14, odd = x1 x3 .. x15
+// (in-lane shuffles and one 64-bit permute each).
+inline void unzip2(Vf a, Vf b, Vf& even, Vf& odd) {
+  const __m256 e = _mm256_shuffle_ps(a.v, b.v, 0x88), o = _mm256_shuffle_ps(a.v, b.v, 0xDD);
+  even.v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+  odd.v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
+}
 
 inline Vi cvt_round(Vf a) { return {_mm256_cvtps_epi32(a.v)}; }
 inline Vi cvt_trunc(Vf a) { return {_mm256_cvttps_epi32(a.v)}; }

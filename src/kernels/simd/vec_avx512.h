@@ -168,6 +168,13 @@ inline void zip2(Vf a, Vf b, Vf& lo, Vf& hi) {
   lo.v = _mm512_permutex2var_ps(a.v, i0, b.v);
   hi.v = _mm512_permutex2var_ps(a.v, i1, b.v);
 }
+// The inverse: of x = a0..a15 b0..b15, even = x0 x2 .. x30, odd = x1 x3 .. x31.
+inline void unzip2(Vf a, Vf b, Vf& even, Vf& odd) {
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  even.v = _mm512_permutex2var_ps(a.v, ie, b.v);
+  odd.v = _mm512_permutex2var_ps(a.v, io, b.v);
+}
 
 // Integer lanes, for exponent manipulation in the vector math.
 inline Vi cvt_round(Vf a) { return {_mm512_cvtps_epi32(a.v)}; }  // nearest even

@@ -98,6 +98,11 @@ inline void zip2(Vf a, Vf b, Vf& lo, Vf& hi) {
   lo = a;
   hi = b;
 }
+// The inverse (of x = a0 b0: even = a0, odd = b0).
+inline void unzip2(Vf a, Vf b, Vf& even, Vf& odd) {
+  even = a;
+  odd = b;
+}
 
 // As cvtps2dq / cvttps2dq: NaN and values outside int32 give INT32_MIN (a
 // plain cast would be undefined behaviour).

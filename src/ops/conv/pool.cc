@@ -161,6 +161,25 @@ void reference(const OpCall& call, Kind kind, const std::vector<RefTensor>& in,
       }
 }
 
+// PoolDim::run_*: every window at a constant stride of 1 or 2 from the
+// first, unit steps, one width; the identity padding (before the row, and
+// after it up to the last window's end plus the widest vector) within kRunPad.
+void set_run(const Geo& g, Kind kind, PoolDim& d) {
+  const Span s0 = span_of(g, kind, 2, 0);
+  const int64_t stride = d.out > 1 ? span_of(g, kind, 2, 1).start - s0.start : 1;
+  if (stride != 1 && stride != 2) return;
+  for (int64_t o = 0; o < d.out; ++o) {
+    const Span s = span_of(g, kind, 2, o);
+    if ((s.step != 1 && s.taps > 1) || s.taps != s0.taps || s.start != s0.start + stride * o)
+      return;
+  }
+  const int64_t end = s0.start + stride * d.out + s0.taps + 16;  // 16: AVX-512's lanes
+  if (s0.start < -kRunPad || end > d.in + kRunPad) return;
+  d.run_stride = stride;
+  d.run_start = s0.start;
+  d.run_taps = s0.taps;
+}
+
 PoolPlan plan_of(const OpCall& call, Kind kind) {
   const Geo g = geometry(call, kind);
   PoolPlan p;
@@ -191,6 +210,7 @@ PoolPlan plan_of(const OpCall& call, Kind kind) {
       d.count.push_back(cnt);
     }
     for (int64_t o = 0; o < d.out; ++o) d.win = std::max(d.win, d.first[o + 1] - d.first[o]);
+    if (j == 2) set_run(g, kind, d);
     if (j == 2 && d.in < INT32_MAX && d.win <= 64 &&
         d.out <= INT32_MAX / std::max<int64_t>(d.win, 1)) {
       d.idx_tm.assign(static_cast<size_t>(d.win * d.out), static_cast<int32_t>(d.in));
@@ -259,12 +279,27 @@ std::vector<CheckCase> cases(Kind kind, DType t) {
       add("NHWC 2x2 stride 2 [1,8,8,320]", {1, 8, 8, 320},
           {{"kernel_shape", IL{2, 2}}, {"strides", IL{2, 2}}, {"layout", nhwc}});
     }
+    // Rows of many outputs: the channels-first window runs (stride 1 and 2,
+    // padded at both ends, ceil mode) over whole vectors and a tail.
+    add("3x3 stride 1 pad 1 [1,3,6,37]", {1, 3, 6, 37},
+        {{"kernel_shape", IL{3, 3}}, {"pads", IL{1, 1, 1, 1}}});
+    add("5x5 stride 1 pad 2 [1,2,9,40]", {1, 2, 9, 40},
+        {{"kernel_shape", IL{5, 5}}, {"pads", IL{2, 2, 2, 2}}});
+    add("2x2 stride 2 [1,3,6,70]", {1, 3, 6, 70},
+        {{"kernel_shape", IL{2, 2}}, {"strides", IL{2, 2}}});
+    add("3x3 stride 2 pad 1 ceil [1,2,5,40]", {1, 2, 5, 40},
+        {{"kernel_shape", IL{3, 3}},
+         {"strides", IL{2, 2}},
+         {"pads", IL{1, 1, 1, 1}},
+         {"ceil_mode", int64_t{1}}});
     add("empty batch [0,3,4,4]", {0, 3, 4, 4}, {{"kernel_shape", IL{2, 2}}});
   } else if (kind == Kind::adaptive) {
     add("[1,3,7,7]->3x3", {1, 3, 7, 7}, {{"output_size", IL{3, 3}}});
     add("[2,4,33,17]->5x4", {2, 4, 33, 17}, {{"output_size", IL{5, 4}}});
     add("[1,2,4,4]->7x5 (upsampling)", {1, 2, 4, 4}, {{"output_size", IL{7, 5}}});
     add("NHWC [1,9,9,17]->1x1", {1, 9, 9, 17}, {{"output_size", IL{1, 1}}, {"layout", nhwc}});
+    add("[1,3,8,70]->4x35 (windows at stride 2)", {1, 3, 8, 70}, {{"output_size", IL{4, 35}}});
+    add("[1,2,5,40]->5x40 (identity)", {1, 2, 5, 40}, {{"output_size", IL{5, 40}}});
   } else {
     add("[2,5,7,7]", {2, 5, 7, 7}, {});
     add("[1,3,33]", {1, 3, 33}, {});

@@ -27,7 +27,15 @@ struct PoolDim {
   // vector gathers along the row. Empty when it would not fit int32.
   int64_t win = 0;
   std::vector<int32_t> idx_tm;
+  // Windows [start + stride o, start + stride o + taps) clipped to [0, in)
+  // for every o, stride 1 or 2 (run_stride 0: not so): the channels-first
+  // kernels then read each tap of kLanes outputs as one plain or two
+  // deinterleaved vector loads from a row padded with the reduction's
+  // identity, no gathers. Set only where the padding fits kRunPad floats on
+  // either side of the row.
+  int64_t run_stride = 0, run_start = 0, run_taps = 0;
 };
+inline constexpr int64_t kRunPad = 128;
 
 struct PoolPlan {
   PoolDim dim[3];
