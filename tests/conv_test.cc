@@ -262,6 +262,39 @@ TEST(Pool, NaNPropagatesAndPadCounting) {
   EXPECT_FLOAT_EQ(static_cast<float>(call("avg_pool2d", {ones}, pi)[0].flat_get(0)), 4.0f / 9.0f);
 }
 
+// Rows of many outputs take the gather-free window runs (stride 1 and 2 along
+// W): a NaN anywhere in a window, first, middle or last tap, any input row,
+// makes that output NaN and no other; every other output is the reference's.
+TEST(Pool, NaNInWindowRunsPropagates) {
+  for (const IL& strides : {IL{2, 2}, IL{1, 1}})
+    for (int64_t ceil : {0, 1}) {
+      Tensor x = ramp({1, 2, 5, 41}, DType::f32, 0.37);
+      float* px = x.data_as<float>();
+      for (const int64_t at : {int64_t{2 * 41 + 0}, int64_t{41 + 17}, int64_t{205 + 4 * 41 + 40},
+                               int64_t{205 + 22}, int64_t{3 * 41 + 29}})
+        px[at] = NAN;
+      Attrs a{{"kernel_shape", IL{3, 3}}, {"strides", strides}, {"pads", IL{1, 1, 1, 1}}};
+      a.set("ceil_mode", ceil);
+      const KernelDesc* ref = nullptr;
+      for (const KernelDesc& k : Registry::global().kernels("max_pool2d"))
+        if (k.name.find("_ref_") != std::string::npos) ref = &k;
+      ASSERT_NE(ref, nullptr);
+      const Tensor want = Op::create("max_pool2d", {x.desc()}, a, ref->name)({x})[0];
+      const Tensor got = call("max_pool2d", {x}, a)[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      int nans = 0;
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        const double w = want.flat_get(i), g = got.flat_get(i);
+        nans += std::isnan(w);
+        if (std::isnan(w))
+          EXPECT_TRUE(std::isnan(g)) << a.str() << " at " << i;
+        else
+          EXPECT_EQ(g, w) << a.str() << " at " << i;
+      }
+      EXPECT_GT(nans, 10);
+    }
+}
+
 // The paths a small case table does not reach: outputs of 8 MiB or more
 // (streaming stores), rows wider than the kernels' 4096-float stack row (the
 // per-element walk), f32 and bf16, both layouts: within the tolerance of the
