@@ -157,7 +157,16 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     if (p.mask.data && !any_visible(p, moff, one_mask_row ? 1 : rows, j0, nk))
       continue;  // tile wholly masked: skip it
     const bool causal_cut = p.causal && j0 + nk - 1 > tk.i0 + off;
-    [[maybe_unused]] const bool max_in_qk = !p.bias.data && !p.mask.data && !causal_cut;
+#ifdef SDPA_BF16DOT
+    constexpr bool max_in_qk = false;  // bf16dot::scores keeps no maxima
+#else
+    const bool max_in_qk = !p.bias.data && !p.mask.data && !causal_cut;
+#endif
+    // mb folded with the scores of keys [j, nk) of row vector iv, keys ascending.
+    const auto fold_max = [&](int64_t iv, int64_t j, Vf mb) {
+      for (; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
+      return mb;
+    };
 #ifdef SDPA_BF16DOT
     bf16dot::pack_v(p, tk.b, tk.hkv, j0, nk, vp16);
     bf16dot::scores(p, tk.b, tk.hkv, j0, nk, qt16, mq, st);
@@ -199,11 +208,8 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
         for (int64_t d = 0; d < D; ++d) kp[j * dp + d] = 0;
       qk_rows<false>(kt, dp, qt, mq, D, st + nkf * mq, nullptr);
       if (max_in_qk)  // the real keys of the padded tile only
-        for (int64_t iv = 0; iv < mq; iv += kLanes) {
-          Vf mb = load(alpha + iv);
-          for (int64_t j = nkf; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
-          store(alpha + iv, mb);
-        }
+        for (int64_t iv = 0; iv < mq; iv += kLanes)
+          store(alpha + iv, fold_max(iv, nkf, load(alpha + iv)));
     }
 #endif
     // Masks. Causal only where the block crosses the diagonal of the first row.
@@ -221,15 +227,7 @@ inline void run_task(const Params& p, const RowPlan& rp, int64_t t, float* slot,
     if (p.mask.data) apply_mask_tile(p.mask, moff, rows, j0, nk, st, mq, one_mask_row);
     // Online softmax: new running max, rescale factor, P = exp(S - m) in place.
     for (int64_t iv = 0; iv < mq; iv += kLanes) {
-      Vf mb = neg_inf;
-#ifdef SDPA_BF16DOT
-      for (int64_t j = 0; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
-#else
-      if (max_in_qk)
-        mb = load(alpha + iv);
-      else
-        for (int64_t j = 0; j < nk; ++j) mb = max(mb, load(st + j * mq + iv));
-#endif
+      const Vf mb = max_in_qk ? load(alpha + iv) : fold_max(iv, 0, neg_inf);
       const Vf mo = load(m + iv), mn = max(mo, mb);
       const Vf ms = select(mn < neg_max, zero(), mn);  // a row masked so far stays at 0
       const Vf a = select(mo < neg_max, zero(), vexp_nonpos(mo - ms));
