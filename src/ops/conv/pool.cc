@@ -211,7 +211,8 @@ PoolPlan plan_of(const OpCall& call, Kind kind) {
     }
     for (int64_t o = 0; o < d.out; ++o) d.win = std::max(d.win, d.first[o + 1] - d.first[o]);
     if (j == 2) set_run(g, kind, d);
-    if (j == 2 && d.in < INT32_MAX && d.win <= 64 &&
+    // The gather tables, where the windows are not a run.
+    if (j == 2 && d.run_stride == 0 && d.in < INT32_MAX && d.win <= 64 &&
         d.out <= INT32_MAX / std::max<int64_t>(d.win, 1)) {
       d.idx_tm.assign(static_cast<size_t>(d.win * d.out), static_cast<int32_t>(d.in));
       for (int64_t o = 0; o < d.out; ++o)

@@ -24,7 +24,8 @@ struct PoolDim {
   // The same windows tap-major with a fixed width `win` (tap t of output o at
   // t * out + o), shorter windows padded with the index `in` (a neutral
   // element the kernel places after the row): the channels-first kernels'
-  // vector gathers along the row. Empty when it would not fit int32.
+  // vector gathers along the row. Empty when it would not fit int32 or the
+  // windows are a run (below).
   int64_t win = 0;
   std::vector<int32_t> idx_tm;
   // Windows [start + stride o, start + stride o + taps) clipped to [0, in)
