@@ -281,11 +281,11 @@ TEST(Gemm, EveryMicrokernelAndBlockingAgrees) {
 
 // The op form on a plain (unpacked) weight at decode sizes reads B in place
 // (gemm_unpacked.h): M = 1..17 (17 packs B), odd N and K, B row-major,
-// transposed (a linear weight, matmul on a permuted view) and row-strided, A
-// row-strided, the epilogues (bias, activation, alpha, residual, gated), f32 /
-// bf16 / f16, every kernel (so every ISA the CPU has): within the
-// per-dtype tolerance (scaled by sqrt(K) for f32) of the float64 reference kernel,
-// and the same bits with 1 and 2 threads.
+// transposed (a linear weight, matmul on a permuted view) and row-strided
+// (also at a 4 KiB stride), A row-strided, the epilogues (bias, activation,
+// alpha, residual, gated), f32 / bf16 / f16, every kernel (so every ISA the
+// CPU has): within the per-dtype tolerance (scaled by sqrt(K) for f32) of
+// the float64 reference kernel, and the same bits with 1 and 2 threads.
 TEST(Gemm, UnpackedWeightsMatchReference) {
   struct Case {
     std::string op;
@@ -301,9 +301,13 @@ TEST(Gemm, UnpackedWeightsMatchReference) {
                  r = rand_tensor({M, N}, 50 + M);
     const Tensor xs = rand_tensor({2 * M, K}, 60 + M).slice(0, 0, 2 * M, 2);  // row-strided A
     const Tensor ws = rand_tensor({K, N + 5}, 70 + M).slice(1, 0, N);         // row-strided B
+    // A row stride of 4 KiB in f32 (2 KiB in 16-bit): the strip's rows share
+    // L1 sets, and the row groups after the first read the strip's buffer.
+    const Tensor wa = rand_tensor({K, 1024}, 110 + M).slice(1, 0, N);
     const Tensor wg = rand_tensor({K, 2 * N}, 80 + M), bg = rand_tensor({2 * N}, 90 + M);
     cases.push_back({"matmul", {x, w}, {}, K});
     cases.push_back({"matmul", {xs, ws}, {}, K});
+    cases.push_back({"matmul", {x, wa}, {}, K});
     cases.push_back({"matmul", {x, wt.permute({1, 0})}, {}, K});
     cases.push_back({"linear", {xs, wt, b}, {}, K});
     cases.push_back({"gemm", {x, wt, b}, {{"transB", int64_t{1}}, {"alpha", 0.5}}, K});

@@ -237,7 +237,7 @@ void run_rm(int rows, int64_t N, int64_t K, const bf16* a, int64_t lda, const bf
   detail::unp::run_chunks(rows, N, NV * 32, detail::unp::rm_cap(rows), out, ep,
                           [&](int64_t j, int ncols, float* c, int64_t ldc) {
                             alignas(64) float part[detail::unp::kRmAccFloats];
-                            const int64_t sub = detail::unp::rm_sub(ncols, 2, ldb) / 2 * 2;
+                            const int64_t sub = detail::unp::rm_sub(ncols, 2, ldb).rows / 2 * 2;
                             rm_chunk<G, NV>(rows, K, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
                           });
 }

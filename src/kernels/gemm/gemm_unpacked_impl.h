@@ -80,12 +80,18 @@ __attribute__((always_inline)) inline void rm_load_row(const TB* bk, int ncols, 
 // the sums to part; 1 and 2 end the K-block as the packed kernel does,
 // c = acc (1) or c = c + acc (2): the same bits. Edge: masked B loads.
 // Prefetches the same columns `pf_rows` rows ahead (the next sub-block).
-template <int G, int NV, bool Edge, class TB>
+// Strip: kNoStrip reads B; kSaveStrip also keeps the rows' vectors (as
+// loaded, converted to f32) in `strip` (kl x NV*kLanes floats), and
+// kFromStrip reads them from there instead of B, for the tile's other row
+// groups (see rm_sub_block).
+enum RmStrip { kNoStrip, kSaveStrip, kFromStrip };
+template <int G, int NV, bool Edge, class TB, RmStrip Strip = kNoStrip>
 __attribute__((always_inline)) inline void rm_block(int64_t kl, const float* a, int64_t lda,
                                                     const TB* b, int64_t ldb, int ncols,
                                                     int64_t pf_rows, float* part, int64_t ldp,
-                                                    bool resume, float* c, int64_t ldc,
-                                                    int finish) {
+                                                    bool resume, float* c, int64_t ldc, int finish,
+                                                    float* strip) {
+  constexpr int NR = NV * kLanes;
   constexpr int64_t kRowBytes = NV * kLanes * static_cast<int64_t>(sizeof(TB));
   constexpr int kPaired = kRmPairs<TB> ? NV / 2 * 2 : 0;  // vectors loaded in pairs
   Vf acc[G][NV];
@@ -94,13 +100,19 @@ __attribute__((always_inline)) inline void rm_block(int64_t kl, const float* a, 
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[i][v] = resume ? load(part + i * ldp + v * kLanes) : zero();
   for (int64_t k = 0; k < kl; ++k) {
-    const TB* bk = b + k * ldb;
     Vf bv[NV];
-    rm_load_row<NV, kPaired, Edge>(bk, ncols, bv);
-    {
+    if constexpr (Strip == kFromStrip) {
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) bv[v] = load(strip + k * NR + v * kLanes);
+    } else {
+      const TB* bk = b + k * ldb;
+      rm_load_row<NV, kPaired, Edge>(bk, ncols, bv);
       const char* pf = reinterpret_cast<const char*>(bk + pf_rows * ldb);
 #pragma GCC unroll 8
       for (int64_t o = 0; o < kRowBytes; o += 64) __builtin_prefetch(pf + o, 0, 2);
+      if constexpr (Strip == kSaveStrip)
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) store(strip + k * NR + v * kLanes, bv[v]);
     }
 #pragma GCC unroll 16
     for (int i = 0; i < G; ++i) {
@@ -135,24 +147,54 @@ __attribute__((always_inline)) inline void rm_block(int64_t kl, const float* a, 
 
 template <class TB>
 using RmFn = void (*)(int64_t, const float*, int64_t, const TB*, int64_t, int, int64_t, float*,
-                      int64_t, bool, float*, int64_t, int);
-template <int NV, bool Edge, class TB, int... Gs>
+                      int64_t, bool, float*, int64_t, int, float*);
+template <int NV, bool Edge, class TB, RmStrip Strip, int... Gs>
 constexpr auto rm_table(std::integer_sequence<int, Gs...>) {
-  return std::array<RmFn<TB>, sizeof...(Gs)>{&rm_block<Gs + 1, NV, Edge, TB>...};
+  return std::array<RmFn<TB>, sizeof...(Gs)>{&rm_block<Gs + 1, NV, Edge, TB, Strip>...};
+}
+template <int G, int NV, bool Edge, class TB, RmStrip Strip>
+inline constexpr auto kRmTable =
+    rm_table<NV, Edge, TB, Strip>(std::make_integer_sequence<int, G>());
+
+// Rows of B per sub-block at most (the strip buffer's rows).
+inline constexpr int64_t kRmMaxSub = 64;
+
+// Rows of B per sub-block: about kRmSubBytes of the chunk's columns, and at
+// most the L1's ways for each set the rows' lines map to: a tile's strip is
+// read from L1 by the next tile (the line the two share) only if it stayed
+// there. With a row stride of a multiple of 4 KiB (N = 4096 of bf16 or f32)
+// every row of a strip falls in one set: 64 rows evicted each other, and
+// bf16 8x4096x4096 ran at 0.72 of the packed time (AVX2), 0.80-0.87 at 12.
+// Where that bound applies, the other row groups read the strip from a
+// buffer (rm_sub_block); elsewhere the buffer's stores cost more than they
+// save (M = 8, N = 4000: 10% slower).
+struct RmSub {
+  int64_t rows;
+  bool strip;
+};
+inline RmSub rm_sub(int64_t ncols, int64_t elem_bytes, int64_t ldb) {
+  const int64_t sub = std::clamp<int64_t>(kRmSubBytes / (ncols * elem_bytes), 2, kRmMaxSub);
+  const CpuInfo& ci = cpu_info();
+  const int64_t ways = std::max(ci.l1d_ways, 2);
+  const int64_t sets = std::max<int64_t>(static_cast<int64_t>(ci.l1d_bytes) / (64 * ways), 1);
+  const int64_t period = sets / std::gcd(ldb * elem_bytes / 64 % sets, sets);
+  return {std::min(sub, ways * period), ways * period < sub};
 }
 
 // One sub-block (sl rows of B) over the chunk's tiles, each tile's row
 // groups in turn: the tile's strip of B comes from memory for the first
-// group and from L1 for the others. One call per sub-block (a call per tile
-// and group cost a quarter of the time at M = 8): full tiles of full groups
-// inline, the edges through the tables.
+// group and from L1 for the others, or, with use_strip (rm_sub), from a
+// buffer the first group fills: where the strip's rows share L1 sets, the
+// other groups' reads of B missed (AVX2, 1 thread, B in L3, N = 4096:
+// M = 8 41-44 -> 47-49 GFLOP/s, M = 16 35-38 -> 52-55). One call per
+// sub-block (a call per tile and group cost a quarter of the time at
+// M = 8): full tiles of full groups inline, the edges through the tables.
 template <int G, int NV, class TB>
 void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b, int64_t ldb,
-                  int ncols, int64_t pf_rows, float* part, int64_t ldp, bool resume, float* c,
-                  int64_t ldc, int finish) {
+                  int ncols, int64_t pf_rows, bool use_strip, float* part, int64_t ldp, bool resume,
+                  float* c, int64_t ldc, int finish) {
   constexpr int NR = NV * kLanes;
-  static constexpr auto full = rm_table<NV, false, TB>(std::make_integer_sequence<int, G>());
-  static constexpr auto edge = rm_table<NV, true, TB>(std::make_integer_sequence<int, G>());
+  alignas(64) float strip[kRmMaxSub * NR];
   for (int j = 0; j < ncols; j += NR) {
     const int n = std::min(NR, ncols - j);
     for (int r0 = 0; r0 < rows; r0 += G) {
@@ -160,12 +202,27 @@ void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b
       const float* ar = a + r0 * lda;
       float* pr = part + r0 * ldp + j;
       float* cr = c + r0 * ldc + j;
-      if (n == NR && g == G)
-        rm_block<G, NV, false, TB>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr, ldc,
-                                   finish);
-      else
-        (n == NR ? full : edge)[g - 1](sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr,
-                                       ldc, finish);
+      const RmStrip mode = !use_strip || rows <= G ? kNoStrip : r0 == 0 ? kSaveStrip : kFromStrip;
+      if (n == NR && g == G) {
+        if (mode == kNoStrip)
+          rm_block<G, NV, false, TB, kNoStrip>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume,
+                                               cr, ldc, finish, strip);
+        else if (mode == kSaveStrip)
+          rm_block<G, NV, false, TB, kSaveStrip>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp,
+                                                 resume, cr, ldc, finish, strip);
+        else
+          rm_block<G, NV, false, TB, kFromStrip>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp,
+                                                 resume, cr, ldc, finish, strip);
+        continue;
+      }
+      const RmFn<TB> fn =
+          n == NR ? (mode == kNoStrip     ? kRmTable<G, NV, false, TB, kNoStrip>
+                     : mode == kSaveStrip ? kRmTable<G, NV, false, TB, kSaveStrip>
+                                          : kRmTable<G, NV, false, TB, kFromStrip>)[g - 1]
+                  : (mode == kNoStrip     ? kRmTable<G, NV, true, TB, kNoStrip>
+                     : mode == kSaveStrip ? kRmTable<G, NV, true, TB, kSaveStrip>
+                                          : kRmTable<G, NV, true, TB, kFromStrip>)[g - 1];
+      fn(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr, ldc, finish, strip);
     }
   }
 }
@@ -175,8 +232,8 @@ void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b
 // within one, sub-blocks of `sub` rows walk the chunk's NR-column tiles in
 // order, so each B row is read front to back.
 template <int G, int NV, class TB>
-void rm_chunk(int rows, int64_t K, int64_t kc, int64_t sub, const float* a, int64_t lda,
-              const TB* b, int64_t ldb, int ncols, float* part, float* c, int64_t ldc) {
+void rm_chunk(int rows, int64_t K, int64_t kc, RmSub sub, const float* a, int64_t lda, const TB* b,
+              int64_t ldb, int ncols, float* part, float* c, int64_t ldc) {
   constexpr int NR = NV * kLanes;
   if (K == 0) {
     for (int i = 0; i < rows; ++i)
@@ -186,11 +243,11 @@ void rm_chunk(int rows, int64_t K, int64_t kc, int64_t sub, const float* a, int6
   const int64_t ldp = gemm::ceil_div(ncols, NR) * NR;
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     const int64_t kl = std::min(kc, K - k0);
-    for (int64_t s0 = k0; s0 < k0 + kl; s0 += sub) {
-      const int64_t sl = std::min(sub, k0 + kl - s0);
+    for (int64_t s0 = k0; s0 < k0 + kl; s0 += sub.rows) {
+      const int64_t sl = std::min(sub.rows, k0 + kl - s0);
       const int finish = s0 + sl < k0 + kl ? 0 : k0 == 0 ? 1 : 2;
-      rm_sub_block<G, NV, TB>(rows, sl, a + s0, lda, b + s0 * ldb, ldb, ncols, sub, part, ldp,
-                              s0 > k0, c, ldc, finish);
+      rm_sub_block<G, NV, TB>(rows, sl, a + s0, lda, b + s0 * ldb, ldb, ncols, sub.rows, sub.strip,
+                              part, ldp, s0 > k0, c, ldc, finish);
     }
   }
 }
@@ -379,21 +436,6 @@ void run_chunks(int rows, int64_t N, int64_t nr, int64_t cap, const OutView& out
   });
 }
 
-// Rows of B per sub-block: about kRmSubBytes of the chunk's columns, and at
-// most the L1's ways for each set the rows' lines map to: a tile's strip is
-// read from L1 by the second row group and the next tile only if it stayed
-// there. With a row stride of a multiple of 4 KiB (N = 4096 of bf16 or f32)
-// every row of a strip falls in one set: 64 rows evicted each other, and
-// bf16 8x4096x4096 ran at 0.72 of the packed time (AVX2), 0.80-0.87 at 12.
-inline int64_t rm_sub(int64_t ncols, int64_t elem_bytes, int64_t ldb) {
-  const int64_t sub = std::clamp<int64_t>(kRmSubBytes / (ncols * elem_bytes), 2, 64);
-  const CpuInfo& ci = cpu_info();
-  const int64_t ways = std::max(ci.l1d_ways, 2);
-  const int64_t sets = std::max<int64_t>(static_cast<int64_t>(ci.l1d_bytes) / (64 * ways), 1);
-  const int64_t period = sets / std::gcd(ldb * elem_bytes / 64 % sets, sets);
-  return std::min(sub, ways * period);
-}
-
 template <int G, int NV, class TB>
 void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int64_t lda,
             const TB* b, int64_t ldb, const OutView& out, const Epilogue& ep) {
@@ -401,7 +443,7 @@ void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int
   const int64_t kc = gemm::even_kc(p.kc, K, 1);
   run_chunks(rows, N, NR, rm_cap(rows), out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
     alignas(64) float part[kRmAccFloats];
-    const int64_t sub = rm_sub(ncols, static_cast<int64_t>(sizeof(TB)), ldb);
+    const RmSub sub = rm_sub(ncols, static_cast<int64_t>(sizeof(TB)), ldb);
     rm_chunk<G, NV>(rows, K, kc, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
   });
 }
