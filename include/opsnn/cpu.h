@@ -19,6 +19,9 @@ struct CpuInfo {
   bool amx_bf16 = false;
   size_t l1d_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 8 << 20;  // per core L1/L2
   int l1d_ways = 8;
+  // prefetcht1/t2 fill L1 as prefetcht0 does (AMD up to Zen 3; Zen 4 and
+  // Intel put them in L2 only): a prefetch "into L2" evicts L1 lines there.
+  bool prefetch_t1_fills_l1 = false;
   int logical_cores = 1;
 
   Isa best_isa() const;  // what the hardware supports

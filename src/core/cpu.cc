@@ -41,6 +41,16 @@ CpuInfo detect() {
   c.vendor = vendor;
 
   __get_cpuid(1, &a, &b, &cx, &d);
+  const unsigned base_family = (a >> 8) & 0xf;
+  const unsigned family = base_family + (base_family == 0xf ? (a >> 20) & 0xff : 0);
+  const unsigned model = ((a >> 4) & 0xf) | (base_family >= 0xf ? ((a >> 16) & 0xf) << 4 : 0);
+  if (c.vendor == "AuthenticAMD" || c.vendor == "HygonGenuine") {
+    // Family 19h models 10h-1Fh, 60h-7Fh and A0h-AFh are Zen 4 (T1/T2 to L2).
+    const bool zen4 =
+        family == 0x19 && ((model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
+                           (model >= 0xa0 && model <= 0xaf));
+    c.prefetch_t1_fills_l1 = family < 0x19 || (family == 0x19 && !zen4);
+  }
   const bool osxsave = cx & (1u << 27);
   const bool avx = cx & (1u << 28);
   c.fma = cx & (1u << 12);

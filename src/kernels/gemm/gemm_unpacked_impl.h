@@ -79,7 +79,8 @@ __attribute__((always_inline)) inline void rm_load_row(const TB* bk, int ncols, 
 // through `part` (resume: start from part, else from 0). finish: 0 stores
 // the sums to part; 1 and 2 end the K-block as the packed kernel does,
 // c = acc (1) or c = c + acc (2): the same bits. Edge: masked B loads.
-// Prefetches the same columns `pf_rows` rows ahead (the next sub-block).
+// Prefetches the same columns `pf_rows` rows ahead (the next sub-block;
+// none when 0).
 // Strip: kNoStrip reads B; kSaveStrip also keeps the rows' vectors (as
 // loaded, converted to f32) in `strip` (kl x NV*kLanes floats), and
 // kFromStrip reads them from there instead of B, for the tile's other row
@@ -107,9 +108,11 @@ __attribute__((always_inline)) inline void rm_block(int64_t kl, const float* a, 
     } else {
       const TB* bk = b + k * ldb;
       rm_load_row<NV, kPaired, Edge>(bk, ncols, bv);
-      const char* pf = reinterpret_cast<const char*>(bk + pf_rows * ldb);
+      if (pf_rows != 0) {
+        const char* pf = reinterpret_cast<const char*>(bk + pf_rows * ldb);
 #pragma GCC unroll 8
-      for (int64_t o = 0; o < kRowBytes; o += 64) __builtin_prefetch(pf + o, 0, 2);
+        for (int64_t o = 0; o < kRowBytes; o += 64) __builtin_prefetch(pf + o, 0, 2);
+      }
       if constexpr (Strip == kSaveStrip)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) store(strip + k * NR + v * kLanes, bv[v]);
@@ -161,16 +164,14 @@ inline constexpr int64_t kRmMaxSub = 64;
 
 // Rows of B per sub-block: about kRmSubBytes of the chunk's columns, and at
 // most the L1's ways for each set the rows' lines map to: a tile's strip is
-// read from L1 by the next tile (the line the two share) only if it stayed
+// read from L1 by the second row group and the next tile only if it stayed
 // there. With a row stride of a multiple of 4 KiB (N = 4096 of bf16 or f32)
-// every row of a strip falls in one set: 64 rows evicted each other, and
-// bf16 8x4096x4096 ran at 0.72 of the packed time (AVX2), 0.80-0.87 at 12.
-// Where that bound applies, the other row groups read the strip from a
-// buffer (rm_sub_block); elsewhere the buffer's stores cost more than they
-// save (M = 8, N = 4000: 10% slower).
+// every row of a strip falls in one set (`aliased`): 64 rows evicted each
+// other, and bf16 8x4096x4096 ran at 0.72 of the packed time (AVX2),
+// 0.80-0.87 at 12.
 struct RmSub {
   int64_t rows;
-  bool strip;
+  bool aliased;  // the ways bound applies
 };
 inline RmSub rm_sub(int64_t ncols, int64_t elem_bytes, int64_t ldb) {
   const int64_t sub = std::clamp<int64_t>(kRmSubBytes / (ncols * elem_bytes), 2, kRmMaxSub);
@@ -181,14 +182,41 @@ inline RmSub rm_sub(int64_t ncols, int64_t elem_bytes, int64_t ldb) {
   return {std::min(sub, ways * period), ways * period < sub};
 }
 
+// How the row groups after the first get a tile's strip, and whether the
+// next sub-block is prefetched; measured on Zen 3 (AVX2, 2026-12-07, the
+// variants alternated call by call in one process):
+// * bf16: from the strip buffer (rm_sub_block), in f32 as the first group
+//   converted it: 8x4000x4096 from DRAM, 2 threads, 4.1 -> 3.1 ms,
+//   8x11008x4096 11.8 -> 9.1, 8x4096x4096 5.6 -> 4.4. f16 (a cheaper
+//   conversion) and f32 gain nothing from it where B's rows do not alias
+//   (f32 16x4000x4096 5.8 -> 7.4 ms).
+// * f32 and f16 with aliased rows: the buffer for 3 or more groups
+//   (f32 16x4096x1024 in L3, 1 thread, 3.2 -> 2.9 ms), B read again from
+//   L1 for 2 (8x4096x512 0.61 ms against 0.70 with the buffer).
+// * Where prefetcht1 fills L1 (cpu.h), the next sub-block's rows, in the
+//   same sets as the strip's, evicted the lines the next group was to read
+//   again from L1: without that prefetch f32 8x4096x512 in L3 0.90 ->
+//   0.61 ms, 8x4096x4096 from DRAM 4.0-4.7 -> 3.7-4.2. Not where rows do
+//   not alias (8x4000x4096: 4.2 ms without, 2.8 with) or the groups read
+//   the buffer.
+struct RmPlan {
+  RmSub sub;
+  bool strip, prefetch;
+};
+template <class TB>
+RmPlan rm_plan(int rows, int G, int64_t ncols, int64_t ldb) {
+  const RmSub sub = rm_sub(ncols, static_cast<int64_t>(sizeof(TB)), ldb);
+  const bool strip = rows > G && (std::is_same_v<TB, bf16> || (sub.aliased && rows > 2 * G));
+  const bool rereads = rows > G && !strip;
+  return {sub, strip, !(cpu_info().prefetch_t1_fills_l1 && sub.aliased && rereads)};
+}
+
 // One sub-block (sl rows of B) over the chunk's tiles, each tile's row
 // groups in turn: the tile's strip of B comes from memory for the first
-// group and from L1 for the others, or, with use_strip (rm_sub), from a
-// buffer the first group fills: where the strip's rows share L1 sets, the
-// other groups' reads of B missed (AVX2, 1 thread, B in L3, N = 4096:
-// M = 8 41-44 -> 47-49 GFLOP/s, M = 16 35-38 -> 52-55). One call per
-// sub-block (a call per tile and group cost a quarter of the time at
-// M = 8): full tiles of full groups inline, the edges through the tables.
+// group and from L1 for the others, or, with use_strip (rm_plan), from a
+// buffer the first group fills. One call per sub-block (a call per tile
+// and group cost a quarter of the time at M = 8): full tiles of full groups
+// inline, the edges through the tables.
 template <int G, int NV, class TB>
 void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b, int64_t ldb,
                   int ncols, int64_t pf_rows, bool use_strip, float* part, int64_t ldp, bool resume,
@@ -232,8 +260,8 @@ void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b
 // within one, sub-blocks of `sub` rows walk the chunk's NR-column tiles in
 // order, so each B row is read front to back.
 template <int G, int NV, class TB>
-void rm_chunk(int rows, int64_t K, int64_t kc, RmSub sub, const float* a, int64_t lda, const TB* b,
-              int64_t ldb, int ncols, float* part, float* c, int64_t ldc) {
+void rm_chunk(int rows, int64_t K, int64_t kc, const RmPlan& plan, const float* a, int64_t lda,
+              const TB* b, int64_t ldb, int ncols, float* part, float* c, int64_t ldc) {
   constexpr int NR = NV * kLanes;
   if (K == 0) {
     for (int i = 0; i < rows; ++i)
@@ -243,11 +271,13 @@ void rm_chunk(int rows, int64_t K, int64_t kc, RmSub sub, const float* a, int64_
   const int64_t ldp = gemm::ceil_div(ncols, NR) * NR;
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     const int64_t kl = std::min(kc, K - k0);
-    for (int64_t s0 = k0; s0 < k0 + kl; s0 += sub.rows) {
-      const int64_t sl = std::min(sub.rows, k0 + kl - s0);
+    const int64_t sub = plan.sub.rows;
+    for (int64_t s0 = k0; s0 < k0 + kl; s0 += sub) {
+      const int64_t sl = std::min(sub, k0 + kl - s0);
       const int finish = s0 + sl < k0 + kl ? 0 : k0 == 0 ? 1 : 2;
-      rm_sub_block<G, NV, TB>(rows, sl, a + s0, lda, b + s0 * ldb, ldb, ncols, sub.rows, sub.strip,
-                              part, ldp, s0 > k0, c, ldc, finish);
+      rm_sub_block<G, NV, TB>(rows, sl, a + s0, lda, b + s0 * ldb, ldb, ncols,
+                              plan.prefetch ? sub : 0, plan.strip, part, ldp, s0 > k0, c, ldc,
+                              finish);
     }
   }
 }
@@ -443,8 +473,8 @@ void run_rm(const Params& p, int rows, int64_t N, int64_t K, const float* a, int
   const int64_t kc = gemm::even_kc(p.kc, K, 1);
   run_chunks(rows, N, NR, rm_cap(rows), out, ep, [&](int64_t j, int ncols, float* c, int64_t ldc) {
     alignas(64) float part[kRmAccFloats];
-    const RmSub sub = rm_sub(ncols, static_cast<int64_t>(sizeof(TB)), ldb);
-    rm_chunk<G, NV>(rows, K, kc, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
+    const RmPlan plan = rm_plan<TB>(rows, G, ncols, ldb);
+    rm_chunk<G, NV>(rows, K, kc, plan, a, lda, b + j, ldb, ncols, part, c, ldc);
   });
 }
 
