@@ -33,6 +33,19 @@ for k in ("min_ms", "median_ms", "gbps", "gflops", "limit_fraction"):
 assert d["min_ms"] > 0 and d["median_ms"] >= d["min_ms"] and d["gbps"] > 0
 ' <<< "$out" || fail "bench json: $out"
 
+# Several cases timed in the same rounds: a JSON array in the order given,
+# the same number of runs each, times relative to the first.
+out=$("$opsnn" bench --op relu --case shape=100000 --case shape=200000 --threads 1 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert isinstance(d, list) and [x["case"] for x in d] == ["shape=100000", "shape=200000"]
+assert d[0]["repeats"] == d[1]["repeats"] and d[0]["vs_first_min"] == 1.0
+assert abs(d[1]["vs_first_min"] - d[1]["min_ms"] / d[0]["min_ms"]) < 1e-9
+' <<< "$out" || fail "bench several cases json: $out"
+"$opsnn" bench --op relu --case shape=1000 --case shape=2000 --threads 1 | grep -q "timed in the same rounds" ||
+  fail "bench several cases: no comparison"
+
 # matmul with pre-packed weights: a GEMV is judged against the read bandwidth.
 out=$("$opsnn" bench --op matmul --case m=1,n=256,k=256,packed=1 --threads 1 --json)
 python3 -c '

@@ -23,6 +23,16 @@ Timing timing_of(std::vector<double> ms);
 // `min_seconds`; reports min and median.
 Timing time_it(FunctionRef<void()> fn, int min_repeats = 5, double min_seconds = 0.25);
 
+// Several functions timed in rounds, each round calling every one once in
+// turn (after a warm-up call each), until every one has >= min_repeats times
+// and the rounds took >= min_seconds in all: the functions share the
+// machine's state (frequency, other tenants, bandwidth) call by call, so the
+// ratios of their times hold where separate runs drift by more than the
+// difference measured (each call follows another function's call, so the
+// caches hold that one's data: the same for all of them).
+std::vector<Timing> time_interleaved(const std::vector<FunctionRef<void()>>& fns,
+                                     int min_repeats = 10, double min_seconds = 0.5);
+
 // Streaming copy of `bytes` (src -> dst, both pre-touched) with the current
 // thread count; GB/s counts bytes read + bytes written. Best of several runs
 // of the faster of memcpy and a non-temporal-store copy (the best copy this
@@ -59,5 +69,11 @@ struct BenchResult {
   std::vector<std::string> constants;  // inputs passed as constant operands (packed=1)
 };
 BenchResult bench_op(const std::string& op, const std::string& kase, DType dtype, int threads = 0);
+// Several cases of one op timed in the same rounds (time_interleaved), for
+// comparing attributes, shapes or packed=1 against the op form on a machine
+// whose speed drifts between runs; the results in the order of `kases`.
+std::vector<BenchResult> bench_op_cases(const std::string& op,
+                                        const std::vector<std::string>& kases, DType dtype,
+                                        int threads = 0);
 
 }  // namespace opsnn

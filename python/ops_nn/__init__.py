@@ -14,6 +14,7 @@ from ._core import (
     PackedMatrix,
     TensorDesc,
     bench,
+    bench_cases,
     check,
     constant,
     cpu_info,
@@ -62,7 +63,7 @@ _core.load_plugins_from_env()
 functional._refresh()
 
 __all__ = [
-    "Error", "Op", "PackedMatrix", "TensorDesc", "bench", "check", "constant", "cpu_info", "desc",
+    "Error", "Op", "PackedMatrix", "TensorDesc", "bench", "bench_cases", "check", "constant", "cpu_info", "desc",
     "functional", "isa", "load_plugin", "matmul_packed", "num_threads", "ops", "pack_matrix",
     "register_op", "Session", "set_isa", "set_num_threads", "ValueInfo",
 ]

@@ -102,13 +102,7 @@ nb::list check(const std::string& op, nb::handle dtype, const std::string& kerne
   return l;
 }
 
-nb::dict bench(const std::string& op, const std::string& kase, nb::handle dtype, int threads) {
-  const opsnn::DType t = dtype_from_py(dtype);
-  opsnn::BenchResult r;
-  {
-    nb::gil_scoped_release release;
-    r = opsnn::bench_op(op, kase, t, threads);
-  }
+nb::dict bench_dict(const opsnn::BenchResult& r) {
   nb::dict d;
   d["op"] = r.op;
   d["case"] = r.kase;
@@ -132,6 +126,29 @@ nb::dict bench(const std::string& op, const std::string& kase, nb::handle dtype,
   return d;
 }
 
+nb::dict bench(const std::string& op, const std::string& kase, nb::handle dtype, int threads) {
+  const opsnn::DType t = dtype_from_py(dtype);
+  opsnn::BenchResult r;
+  {
+    nb::gil_scoped_release release;
+    r = opsnn::bench_op(op, kase, t, threads);
+  }
+  return bench_dict(r);
+}
+
+nb::list bench_cases(const std::string& op, const std::vector<std::string>& kases, nb::handle dtype,
+                     int threads) {
+  const opsnn::DType t = dtype_from_py(dtype);
+  std::vector<opsnn::BenchResult> rs;
+  {
+    nb::gil_scoped_release release;
+    rs = opsnn::bench_op_cases(op, kases, t, threads);
+  }
+  nb::list l;
+  for (const opsnn::BenchResult& r : rs) l.append(bench_dict(r));
+  return l;
+}
+
 nb::dict cpu_info_dict() {
   const opsnn::CpuInfo& c = opsnn::cpu_info();
   nb::dict d;
@@ -151,6 +168,7 @@ nb::dict cpu_info_dict() {
   d["avx_vnni"] = c.avx_vnni;
   d["amx_bf16"] = c.amx_bf16;
   d["l1d_bytes"] = c.l1d_bytes;
+  d["prefetch_t1_fills_l1"] = c.prefetch_t1_fills_l1;
   d["l2_bytes"] = c.l2_bytes;
   d["l3_bytes"] = c.l3_bytes;
   d["logical_cores"] = c.logical_cores;
@@ -188,6 +206,8 @@ NB_MODULE(_core, m) {
   m.def("check", &check, nb::arg("op"), nb::arg("dtype") = "f32", nb::arg("kernel") = "",
         nb::arg("determinism") = false, nb::arg("seed") = 1234);
   m.def("bench", &bench, nb::arg("op"), nb::arg("case") = "", nb::arg("dtype") = "f32",
+        nb::arg("threads") = 0);
+  m.def("bench_cases", &bench_cases, nb::arg("op"), nb::arg("cases"), nb::arg("dtype") = "f32",
         nb::arg("threads") = 0);
   m.def(
       "load_plugin", [](const std::string& path) { opsnn::load_plugin(path); }, nb::arg("path"));

@@ -187,6 +187,9 @@ def test_tools():
     assert res and all(r["passed"] for r in res)
     b = ops_nn.bench("relu", "shape=4096", "f32", threads=1)
     assert b["threads"] == 1 and b["min_ms"] > 0 and b["limit_kind"] == "copy_gbps"
+    bs = ops_nn.bench_cases("relu", ["shape=4096", "shape=8192"], "f32", threads=1)
+    assert [x["case"] for x in bs] == ["shape=4096", "shape=8192"]
+    assert bs[0]["repeats"] == bs[1]["repeats"] >= 10 and all(x["min_ms"] > 0 for x in bs)
     with pytest.raises(ops_nn.Error, match="registry"):
         ops_nn.check("no_such_op")
 

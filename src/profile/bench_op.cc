@@ -1,7 +1,10 @@
 // bench_op: the body of `opsnn bench` and ops_nn.bench().
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "ops/common/bench_keys.h"
@@ -27,10 +30,25 @@ std::map<std::string, std::string> parse_kv(const std::string& s) {
   return kv;
 }
 
-}  // namespace
+// One case made ready to run: its op, inputs, outputs and workspace.
+struct Prepared {
+  BenchResult r;
+  const OpSchema* schema = nullptr;
+  std::optional<Op> op;
+  std::vector<Tensor> ins, outs;
+  std::function<void()> packed_run;  // the op's bench_packed form
+  std::unique_ptr<Arena> arena;
+  std::span<std::byte> ws;
 
-BenchResult bench_op(const std::string& op_name, const std::string& kase, DType t, int threads) {
-  if (threads > 0) set_num_threads(threads);
+  void run() {
+    if (packed_run)
+      packed_run();
+    else
+      op->run(ins, outs, ws);
+  }
+};
+
+std::unique_ptr<Prepared> prepare(const std::string& op_name, const std::string& kase, DType t) {
   const OpSchema& s = Registry::global().schema(op_name);
   auto kv = parse_kv(kase);
   // packed=1: the weight packed beforehand, as a model's weights are at load.
@@ -54,65 +72,106 @@ BenchResult bench_op(const std::string& op_name, const std::string& kase, DType 
     throw Error("bench", "case packed=1", "an op with a weight input (" + with + ")",
                 "op " + op_name);
   }
+  auto pr = std::make_unique<Prepared>();
+  pr->schema = &s;
   CheckCase c = s.bench_case ? s.bench_case(kv, t) : ops::attr_bench_case(s, kv, t);
-  std::vector<Tensor> ins = make_case_inputs(c, t, 42);
+  pr->ins = make_case_inputs(c, t, 42);
   std::vector<TensorDesc> descs;
   std::vector<std::string> constants;
-  for (size_t i = 0; i < ins.size(); ++i) {
+  for (size_t i = 0; i < pr->ins.size(); ++i) {
+    const Tensor& x = pr->ins[i];
     const bool weight =
-        packed && !s.bench_packed && i < s.inputs.size() && s.inputs[i].weight && ins[i].defined();
+        packed && !s.bench_packed && i < s.inputs.size() && s.inputs[i].weight && x.defined();
     if (weight) constants.push_back(s.inputs[i].name);
-    descs.push_back(weight             ? TensorDesc::constant(ins[i])
-                    : ins[i].defined() ? ins[i].desc()
-                                       : TensorDesc::none());
+    descs.push_back(weight ? TensorDesc::constant(x) : x.defined() ? x.desc() : TensorDesc::none());
   }
-  Op op = Op::create(op_name, descs, c.attrs);
-  std::vector<Tensor> outs;
-  for (const TensorDesc& d : op.outputs()) outs.push_back(Tensor::zeros(d.shape, d.dtype));
-  BenchResult r;
+  pr->op.emplace(Op::create(op_name, descs, c.attrs));
+  for (const TensorDesc& d : pr->op->outputs()) pr->outs.push_back(Tensor::zeros(d.shape, d.dtype));
+  BenchResult& r = pr->r;
   r.op = op_name;
   r.kase = kase;
   r.dtype = t;
-  r.kernel = op.kernel_name();
+  r.kernel = pr->op->kernel_name();
   r.constants = constants;
   if (packed && s.bench_packed) {
-    PackedBench pb = s.bench_packed(ins, outs, c.attrs);
+    PackedBench pb = s.bench_packed(pr->ins, pr->outs, c.attrs);
     r.kernel = pb.kernel;
-    r.timing = time_it(pb.run, 10, 0.5);
+    pr->packed_run = std::move(pb.run);
   } else {
-    Arena ws(op.workspace_bytes() + kAlignment);
-    auto w = ws.span(op.workspace_bytes());
-    r.timing = time_it([&] { op.run(ins, outs, w); }, 10, 0.5);
+    pr->arena = std::make_unique<Arena>(pr->op->workspace_bytes() + kAlignment);
+    pr->ws = pr->arena->span(pr->op->workspace_bytes());
   }
+  return pr;
+}
+
+// The machine's limits, each measured once per call of bench_op_cases.
+struct Limits {
+  std::map<std::string, double> measured;
+  double get(const std::string& kind) {
+    auto it = measured.find(kind);
+    if (it != measured.end()) return it->second;
+    const double v = kind == "fma_peak_gflops" ? measure_fma_peak_gflops()
+                     : kind == "read_gbps"     ? measure_read_gbps()
+                                               : measure_copy_gbps();
+    return measured[kind] = v;
+  }
+};
+
+// Bytes, flops and the fraction of the limit that bounds the case.
+void finish(Prepared& pr, const Timing& tm, Limits& limits) {
+  BenchResult& r = pr.r;
+  r.timing = tm;
   r.isa = isa_name(active_isa());
   r.threads = num_threads();
-
-  if (s.cost) {
-    s.cost(op.call(), &r.bytes, &r.flops);
+  if (pr.schema->cost) {
+    pr.schema->cost(pr.op->call(), &r.bytes, &r.flops);
   } else {
-    for (const Tensor& x : ins) r.bytes += static_cast<double>(x.nbytes());
-    for (const Tensor& y : outs) r.bytes += static_cast<double>(y.nbytes());
+    for (const Tensor& x : pr.ins) r.bytes += static_cast<double>(x.nbytes());
+    for (const Tensor& y : pr.outs) r.bytes += static_cast<double>(y.nbytes());
   }
   const double sec = r.timing.min_ms * 1e-3;
   r.gbps = r.bytes / sec / 1e9;
   r.gflops = r.flops / sec / 1e9;
   double out_bytes = 0;
-  for (const Tensor& y : outs) out_bytes += static_cast<double>(y.nbytes());
+  for (const Tensor& y : pr.outs) out_bytes += static_cast<double>(y.nbytes());
   if (r.flops > 0 && r.flops / std::max(r.bytes, 1.0) > 4) {
-    r.limit = measure_fma_peak_gflops();
-    r.limit_fraction = r.gflops / r.limit;
     r.limit_kind = "fma_peak_gflops";
-  } else if (out_bytes * 10 < r.bytes) {
-    // Reads dominate (a GEMV streaming its weights): the read bandwidth.
-    r.limit = measure_read_gbps();
-    r.limit_fraction = r.gbps / r.limit;
-    r.limit_kind = "read_gbps";
+    r.limit = limits.get(r.limit_kind);
+    r.limit_fraction = r.gflops / r.limit;
   } else {
-    r.limit = measure_copy_gbps();
+    // Reads dominate (a GEMV streaming its weights): the read bandwidth.
+    r.limit_kind = out_bytes * 10 < r.bytes ? "read_gbps" : "copy_gbps";
+    r.limit = limits.get(r.limit_kind);
     r.limit_fraction = r.gbps / r.limit;
-    r.limit_kind = "copy_gbps";
   }
-  return r;
+}
+
+}  // namespace
+
+std::vector<BenchResult> bench_op_cases(const std::string& op_name,
+                                        const std::vector<std::string>& kases, DType t,
+                                        int threads) {
+  if (kases.empty()) throw Error("bench", "case", "at least one case", "none");
+  if (threads > 0) set_num_threads(threads);
+  std::vector<std::unique_ptr<Prepared>> prs;
+  for (const std::string& k : kases) prs.push_back(prepare(op_name, k, t));
+  std::vector<FunctionRef<void()>> fns;
+  std::vector<std::function<void()>> calls;
+  calls.reserve(prs.size());
+  for (auto& pr : prs) calls.push_back([p = pr.get()] { p->run(); });
+  for (auto& c : calls) fns.emplace_back(c);
+  const std::vector<Timing> tms = time_interleaved(fns, 10, 0.5 * static_cast<double>(prs.size()));
+  Limits limits;
+  std::vector<BenchResult> out;
+  for (size_t i = 0; i < prs.size(); ++i) {
+    finish(*prs[i], tms[i], limits);
+    out.push_back(prs[i]->r);
+  }
+  return out;
+}
+
+BenchResult bench_op(const std::string& op_name, const std::string& kase, DType t, int threads) {
+  return bench_op_cases(op_name, {kase}, t, threads)[0];
 }
 
 }  // namespace opsnn

@@ -52,6 +52,25 @@ Timing time_it(FunctionRef<void()> fn, int min_repeats, double min_seconds) {
   return timing_of(std::move(ms));
 }
 
+std::vector<Timing> time_interleaved(const std::vector<FunctionRef<void()>>& fns, int min_repeats,
+                                     double min_seconds) {
+  for (const auto& fn : fns) fn();
+  std::vector<std::vector<double>> ms(fns.size());
+  const auto start = Clock::now();
+  int rounds = 0;
+  while (rounds < min_repeats || seconds_since(start) < min_seconds) {
+    for (size_t i = 0; i < fns.size(); ++i) {
+      const auto t0 = Clock::now();
+      fns[i]();
+      ms[i].push_back(seconds_since(t0) * 1e3);
+    }
+    if (++rounds >= 100000) break;
+  }
+  std::vector<Timing> out;
+  for (auto& m : ms) out.push_back(timing_of(std::move(m)));
+  return out;
+}
+
 Timing timing_of(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   return Timing{ms.front(), ms[ms.size() / 2], static_cast<int>(ms.size())};
