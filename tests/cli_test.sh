@@ -45,6 +45,20 @@ assert abs(d[1]["vs_first_min"] - d[1]["min_ms"] / d[0]["min_ms"]) < 1e-9
 ' <<< "$out" || fail "bench several cases json: $out"
 "$opsnn" bench --op relu --case shape=1000 --case shape=2000 --threads 1 | grep -q "timed in the same rounds" ||
   fail "bench several cases: no comparison"
+# kernel=NAME forces a kernel; with packed=1 the weight is its constant operand.
+out=$("$opsnn" bench --op matmul --case m=2,n=64,k=64,packed=1,kernel=matmul_4x8_scalar --threads 1 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["kernel"] == "matmul_4x8_scalar" and d["constants"] == ["b"], d
+' <<< "$out" || fail "bench kernel=: $out"
+set +e
+"$opsnn" bench --op matmul --case m=2,n=64,k=64,kernel=nope 2>/tmp/opsnn_cli_err.$$ >/dev/null
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "bench kernel=nope: exit $rc, want 2"
+grep -q "kernel registered for this op, got 'nope'" /tmp/opsnn_cli_err.$$ ||
+  fail "bench kernel=nope: $(cat /tmp/opsnn_cli_err.$$)"
 
 # matmul with pre-packed weights: a GEMV is judged against the read bandwidth.
 out=$("$opsnn" bench --op matmul --case m=1,n=256,k=256,packed=1 --threads 1 --json)

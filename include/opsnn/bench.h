@@ -56,7 +56,9 @@ double measure_fma_peak_gflops();
 // One benchmark of an op (what `opsnn bench` and ops_nn.bench() run).
 // `kase` is "k=v,...": the op's bench_case keys, or for ops without one
 // shape=AxBxC (every required input; n=N for one dim) with the other keys as
-// attributes; packed=1 times the op's pre-packed form (schema.bench_packed).
+// attributes; packed=1 times the op's pre-packed form (schema.bench_packed);
+// kernel=NAME forces that kernel (with packed=1: the weights as constant
+// operands, packed at create by that kernel).
 // threads > 0 sets the thread count first. Times >= 10 runs and >= 0.5 s and
 // measures the machine's limit (FMA peak, read or copy bandwidth) in the same
 // call for `limit_fraction`.

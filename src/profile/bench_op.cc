@@ -60,10 +60,16 @@ std::unique_ptr<Prepared> prepare(const std::string& op_name, const std::string&
   // every call.
   const bool packed = kv.count("packed") && kv.at("packed") != "0";
   kv.erase("packed");
+  // kernel=NAME: that kernel (`opsnn ops` lists them) instead of dispatch's
+  // pick; with packed=1 the weight is then a constant operand of the op (its
+  // kernel packs it at create) rather than the op's bench_packed form.
+  const std::string kernel = kv.count("kernel") ? kv.at("kernel") : "";
+  kv.erase("kernel");
+  const bool hook = packed && s.bench_packed && kernel.empty();
   auto has_weight = [](const OpSchema& x) {
     return std::any_of(x.inputs.begin(), x.inputs.end(), [](const ArgSpec& a) { return a.weight; });
   };
-  if (packed && !s.bench_packed && !has_weight(s)) {
+  if (packed && !hook && !has_weight(s)) {
     std::string with;
     for (const std::string& name : Registry::global().op_names()) {
       const OpSchema& o = Registry::global().schema(name);
@@ -80,12 +86,11 @@ std::unique_ptr<Prepared> prepare(const std::string& op_name, const std::string&
   std::vector<std::string> constants;
   for (size_t i = 0; i < pr->ins.size(); ++i) {
     const Tensor& x = pr->ins[i];
-    const bool weight =
-        packed && !s.bench_packed && i < s.inputs.size() && s.inputs[i].weight && x.defined();
+    const bool weight = packed && !hook && i < s.inputs.size() && s.inputs[i].weight && x.defined();
     if (weight) constants.push_back(s.inputs[i].name);
     descs.push_back(weight ? TensorDesc::constant(x) : x.defined() ? x.desc() : TensorDesc::none());
   }
-  pr->op.emplace(Op::create(op_name, descs, c.attrs));
+  pr->op.emplace(Op::create(op_name, descs, c.attrs, kernel));
   for (const TensorDesc& d : pr->op->outputs()) pr->outs.push_back(Tensor::zeros(d.shape, d.dtype));
   BenchResult& r = pr->r;
   r.op = op_name;
@@ -93,7 +98,7 @@ std::unique_ptr<Prepared> prepare(const std::string& op_name, const std::string&
   r.dtype = t;
   r.kernel = pr->op->kernel_name();
   r.constants = constants;
-  if (packed && s.bench_packed) {
+  if (hook) {
     PackedBench pb = s.bench_packed(pr->ins, pr->outs, c.attrs);
     r.kernel = pb.kernel;
     pr->packed_run = std::move(pb.run);
