@@ -40,7 +40,7 @@ struct Prepared {
   std::unique_ptr<Arena> arena;
   std::span<std::byte> ws;
 
-  void run() {
+  void operator()() {
     if (packed_run)
       packed_run();
     else
@@ -161,10 +161,7 @@ std::vector<BenchResult> bench_op_cases(const std::string& op_name,
   std::vector<std::unique_ptr<Prepared>> prs;
   for (const std::string& k : kases) prs.push_back(prepare(op_name, k, t));
   std::vector<FunctionRef<void()>> fns;
-  std::vector<std::function<void()>> calls;
-  calls.reserve(prs.size());
-  for (auto& pr : prs) calls.push_back([p = pr.get()] { p->run(); });
-  for (auto& c : calls) fns.emplace_back(c);
+  for (auto& pr : prs) fns.emplace_back(*pr);
   const std::vector<Timing> tms = time_interleaved(fns, 10, 0.5 * static_cast<double>(prs.size()));
   Limits limits;
   std::vector<BenchResult> out;

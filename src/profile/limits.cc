@@ -40,16 +40,7 @@ struct Buffer {
 }  // namespace
 
 Timing time_it(FunctionRef<void()> fn, int min_repeats, double min_seconds) {
-  fn();
-  std::vector<double> ms;
-  const auto start = Clock::now();
-  while (static_cast<int>(ms.size()) < min_repeats || seconds_since(start) < min_seconds) {
-    const auto t0 = Clock::now();
-    fn();
-    ms.push_back(seconds_since(t0) * 1e3);
-    if (ms.size() > 100000) break;
-  }
-  return timing_of(std::move(ms));
+  return time_interleaved({fn}, min_repeats, min_seconds)[0];
 }
 
 std::vector<Timing> time_interleaved(const std::vector<FunctionRef<void()>>& fns, int min_repeats,

@@ -230,27 +230,20 @@ void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b
       const float* ar = a + r0 * lda;
       float* pr = part + r0 * ldp + j;
       float* cr = c + r0 * ldc + j;
-      const RmStrip mode = !use_strip || rows <= G ? kNoStrip : r0 == 0 ? kSaveStrip : kFromStrip;
-      if (n == NR && g == G) {
-        if (mode == kNoStrip)
-          rm_block<G, NV, false, TB, kNoStrip>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume,
-                                               cr, ldc, finish, strip);
-        else if (mode == kSaveStrip)
-          rm_block<G, NV, false, TB, kSaveStrip>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp,
-                                                 resume, cr, ldc, finish, strip);
+      auto run = [&]<RmStrip S>() __attribute__((always_inline)) {
+        if (n == NR && g == G)
+          rm_block<G, NV, false, TB, S>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr,
+                                        ldc, finish, strip);
         else
-          rm_block<G, NV, false, TB, kFromStrip>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp,
-                                                 resume, cr, ldc, finish, strip);
-        continue;
-      }
-      const RmFn<TB> fn =
-          n == NR ? (mode == kNoStrip     ? kRmTable<G, NV, false, TB, kNoStrip>
-                     : mode == kSaveStrip ? kRmTable<G, NV, false, TB, kSaveStrip>
-                                          : kRmTable<G, NV, false, TB, kFromStrip>)[g - 1]
-                  : (mode == kNoStrip     ? kRmTable<G, NV, true, TB, kNoStrip>
-                     : mode == kSaveStrip ? kRmTable<G, NV, true, TB, kSaveStrip>
-                                          : kRmTable<G, NV, true, TB, kFromStrip>)[g - 1];
-      fn(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr, ldc, finish, strip);
+          (n == NR ? kRmTable<G, NV, false, TB, S> : kRmTable<G, NV, true, TB, S>)[g - 1](
+              sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr, ldc, finish, strip);
+      };
+      if (!use_strip || rows <= G)
+        run.template operator()<kNoStrip>();
+      else if (r0 == 0)
+        run.template operator()<kSaveStrip>();
+      else
+        run.template operator()<kFromStrip>();
     }
   }
 }
