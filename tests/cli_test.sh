@@ -68,6 +68,14 @@ d = json.load(sys.stdin)
 assert d["kernel"].startswith("matmul_packed("), d["kernel"]
 assert d["limit_kind"] == "read_gbps" and d["min_ms"] > 0 and d["gflops"] > 0
 ' <<< "$out" || fail "bench packed json: $out"
+# linear: x [m, k] against a weight [n, k] (PyTorch's layout), packed transposed.
+out=$("$opsnn" bench --op linear --case m=2,n=48,k=64,bias=1 --case m=2,n=48,k=64,bias=1,packed=1 --threads 1 --json)
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d[0]["gflops"] > 0 and abs(d[0]["flops"] - 2 * 2 * 48 * 64) < 1e-9, d[0]
+assert d[1]["kernel"].startswith("matmul_packed("), d[1]["kernel"]
+' <<< "$out" || fail "bench linear json: $out"
 # matmul_int8 (W8A8) through its packed form too.
 out=$("$opsnn" bench --op matmul_int8 --case m=4,n=256,k=256,packed=1 --threads 1 --json)
 python3 -c '

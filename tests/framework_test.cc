@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <string>
 
 #include "opsnn/check.h"
+#include "opsnn/listing.h"
 #include "opsnn/opsnn.h"
 
 namespace opsnn {
@@ -202,6 +204,62 @@ TEST(CustomOp, RegisteredOpIsDispatchedAndChecked) {
   EXPECT_EQ(Op::create("test_double", {big}).kernel_name(), "test_double_ref_f64");
   for (const CaseResult& c : check_op("test_double", {})) EXPECT_TRUE(c.passed) << c.message;
   EXPECT_THROW(r.add_op(r.schema("test_double")), Error);
+}
+
+// KernelDesc::priority_for ranks a kernel per call from the input dtypes:
+// Op::create tries the kernels in that order, the listing shows each dtype's
+// pick, and a forced kernel is still taken whatever its rank.
+TEST(CustomOp, PriorityForRanksKernelsByInputDtype) {
+  Registry& r = Registry::global();
+  if (!r.find("test_rank")) {
+    OpSchema s;
+    s.name = "test_rank";
+    s.family = "custom";
+    s.inputs = {{"x", ""}};
+    s.outputs = {{"y", ""}};
+    s.dtypes = {DType::f32, DType::bf16};
+    s.infer = [](const OpCall& c) {
+      return std::vector<TensorDesc>{TensorDesc(c.in(0).dtype, c.in(0).shape)};
+    };
+    s.reference = [](const OpCall&, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
+      out[0].data = in[0].data;
+    };
+    r.add_op(s);
+    // "a" is registered first at the same base priority; "b" ranks above it
+    // for bf16 inputs only.
+    for (const char* name : {"test_rank_a", "test_rank_b"}) {
+      KernelDesc k;
+      k.name = name;
+      k.priority = 5;
+      k.dtypes = {DType::f32, DType::bf16};
+      if (std::string(name) == "test_rank_b")
+        k.priority_for = [](std::span<const DType> dt) {
+          return !dt.empty() && dt[0] == DType::bf16 ? 6 : 5;
+        };
+      k.create = simple_kernel(
+          [](const OpCall&, const Tensor* in, Tensor* out, void*) { copy_into(in[0], out[0]); },
+          [](const OpCall&, std::string*) { return true; });
+      r.add_kernel("test_rank", k);
+    }
+  }
+  const Tensor xf = Tensor::zeros({4}, DType::f32), xb = Tensor::zeros({4}, DType::bf16);
+  EXPECT_EQ(Op::create("test_rank", {xf}).kernel_name(), "test_rank_a");
+  EXPECT_EQ(Op::create("test_rank", {xb}).kernel_name(), "test_rank_b");
+  EXPECT_EQ(Op::create("test_rank", {xb}, {}, "test_rank_a").kernel_name(), "test_rank_a");
+  const DType bf[] = {DType::bf16};
+  const std::vector<const KernelDesc*> ranked = r.ranked("test_rank", bf);
+  ASSERT_GE(ranked.size(), 3u);
+  EXPECT_EQ(ranked[0]->name, "test_rank_b");
+  EXPECT_EQ(ranked.back()->name, "test_rank_ref_f64");
+  int listed = 0;
+  for (const OpListing& o : list_ops()) {
+    if (o.name != "test_rank") continue;
+    const std::vector<std::pair<std::string, std::string>> want = {{"f32", "test_rank_a"},
+                                                                   {"bf16", "test_rank_b"}};
+    EXPECT_EQ(o.dispatch, want);
+    ++listed;
+  }
+  EXPECT_EQ(listed, 1);
 }
 
 }  // namespace

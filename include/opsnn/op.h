@@ -148,6 +148,11 @@ struct KernelDesc {
   // inputs into the workspace first (counted in workspace_bytes()).
   bool contiguous_inputs = true;
   int priority = 0;  // higher first; the reference kernel has the lowest
+  // Where set: this kernel's priority for a call whose inputs have these
+  // dtypes (one per schema input; a listing passes its dtype for all), in
+  // place of `priority`. For kernels whose order depends on the CPU and the
+  // operand dtype (the GEMM microkernels, gemm::preferred_kernel).
+  std::function<int(std::span<const DType> input_dtypes)> priority_for;
   KernelFactory create;
 };
 
@@ -223,6 +228,10 @@ class Registry {
   std::vector<std::string> op_names() const;  // sorted
   // Ordered best first, reference last.
   const std::vector<KernelDesc>& kernels(const std::string& op) const;
+  // The order a call with these input dtypes tries the kernels in: kernels()
+  // reordered (stably) by KernelDesc::priority_for where a kernel has one.
+  std::vector<const KernelDesc*> ranked(const std::string& op,
+                                        std::span<const DType> input_dtypes) const;
 
  private:
   struct Entry {

@@ -5,8 +5,11 @@
 namespace opsnn {
 namespace {
 
-std::string first_kernel(const std::vector<KernelDesc>& kernels, DType t) {
-  for (const KernelDesc& k : kernels) {
+// The kernel a call with every input in dtype t gets first (where it accepts).
+std::string first_kernel(const Registry& reg, const std::string& op, size_t num_inputs, DType t) {
+  const std::vector<DType> input_dtypes(num_inputs, t);
+  for (const KernelDesc* kp : reg.ranked(op, input_dtypes)) {
+    const KernelDesc& k = *kp;
     if (k.isa > active_isa() || (k.cpu_ok && !k.cpu_ok())) continue;
     for (DType d : k.dtypes)
       if (d == t) return k.name;
@@ -28,7 +31,7 @@ std::vector<OpListing> list_ops() {
     o.doc = s.doc;
     for (DType t : s.dtypes) {
       o.dtypes.push_back(dtype_name(t));
-      o.dispatch.emplace_back(dtype_name(t), first_kernel(kernels, t));
+      o.dispatch.emplace_back(dtype_name(t), first_kernel(reg, name, s.inputs.size(), t));
     }
     for (const ArgSpec& a : s.inputs)
       o.inputs.push_back(a.name + (a.optional ? "?" : "") + (a.variadic ? "..." : ""));

@@ -26,6 +26,12 @@ const IsaFns& fns(Isa isa) {
 
 int num_kernels(Isa isa) { return fns(isa).num_kernels; }
 
+int preferred_kernel(Isa isa, DType pt) {
+  if (isa != Isa::avx2 || pt != DType::f32) return 0;
+  const std::string& v = cpu_info().vendor;
+  return v == "AuthenticAMD" || v == "HygonGenuine" ? 1 : 0;
+}
+
 bool use_bf16_dot() {
   if (!has_avx512_bf16()) return false;
   if (const char* e = std::getenv("OPSNN_BF16_DOT")) return std::string(e) != "0";

@@ -166,7 +166,10 @@ Op Op::create(const std::string& op, std::vector<TensorDesc> inputs, const Attrs
   const OpCall& call = *result.call_;
   const Isa isa = active_isa();
   std::string declined;
-  for (const KernelDesc& k : reg.kernels(op)) {
+  std::vector<DType> input_dtypes;
+  for (const TensorDesc& d : call.inputs) input_dtypes.push_back(d.dtype);
+  for (const KernelDesc* kp : reg.ranked(op, input_dtypes)) {
+    const KernelDesc& k = *kp;
     if (!force_kernel.empty() && k.name != force_kernel) continue;
     std::string why;
     if (k.isa > isa) {

@@ -62,6 +62,21 @@ const std::vector<KernelDesc>& Registry::kernels(const std::string& op) const {
   return it->second.kernels;
 }
 
+std::vector<const KernelDesc*> Registry::ranked(const std::string& op,
+                                                std::span<const DType> input_dtypes) const {
+  const std::vector<KernelDesc>& ks = kernels(op);
+  std::vector<std::pair<int, const KernelDesc*>> order;
+  order.reserve(ks.size());
+  for (const KernelDesc& k : ks)
+    order.emplace_back(k.priority_for ? k.priority_for(input_dtypes) : k.priority, &k);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<const KernelDesc*> out;
+  out.reserve(order.size());
+  for (const auto& [priority, k] : order) out.push_back(k);
+  return out;
+}
+
 Tolerance default_tolerance(DType t) {
   switch (t) {
     case DType::f32:

@@ -233,10 +233,10 @@ CheckCase mnk_bench_case(ops::CaseKeys& keys, DType t, int64_t b_cols_per_n) {
   return c;
 }
 
-// 2 * batch * M * N * K flops (N = b's columns, so a gated fused_matmul counts
-// both halves); bytes: every input (bias, residual included) and the output.
-void mnk_cost(const OpCall& call, double* bytes, double* flops) {
-  const Plan p = matmul_plan(call, 0, 1);
+// 2 * batch * M * N * K flops of plan p (N = b's columns, so a gated
+// fused_matmul counts both halves); bytes: every input (bias, residual
+// included) and the output.
+void plan_cost(const OpCall& call, const Plan& p, double* bytes, double* flops) {
   double nb = 1;
   for (int64_t d : p.batch) nb *= static_cast<double>(d);
   *flops =
@@ -248,6 +248,10 @@ void mnk_cost(const OpCall& call, double* bytes, double* flops) {
       b += static_cast<double>(call.in(i).numel()) *
            static_cast<double>(dtype_size(call.in(i).dtype));
   *bytes = b;
+}
+
+void mnk_cost(const OpCall& call, double* bytes, double* flops) {
+  plan_cost(call, matmul_plan(call, 0, 1), bytes, flops);
 }
 
 void add_matmul(Registry& r) {
@@ -774,6 +778,35 @@ void add_linear(Registry& r) {
     return cs;
   };
   s.tolerance = default_tolerance;
+  // `--case m=..,n=..,k=..[,bias=1]`: x [M, K], weight [N, K] (as PyTorch
+  // stores it), a bias of N when asked.
+  s.bench_case = [](const std::map<std::string, std::string>& kv, DType t) {
+    ops::CaseKeys keys("linear", kv);
+    const int64_t M = keys.i("m", 512), N = keys.i("n", 512), K = keys.i("k", 512);
+    const bool bias = keys.i("bias", 0) != 0;
+    keys.done();
+    CheckCase c;
+    c.name = "bench";
+    c.inputs = {TensorDesc(t, {M, K}), TensorDesc(t, {N, K})};
+    if (bias) c.inputs.push_back(TensorDesc(t, {N}));
+    c.ranges.assign(c.inputs.size(), kRange);
+    return c;
+  };
+  s.cost = [](const OpCall& call, double* bytes, double* flops) {
+    plan_cost(call, linear_plan(call), bytes, flops);
+  };
+  s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
+    auto pws = bench_packed_copies([&] { return pack_matrix(in[1], /*transposed=*/true); });
+    PackedBench pb;
+    pb.kernel = "matmul_packed(" + pws->front().kernel() + ")";
+    const Tensor bias = in.size() > 2 ? in[2] : Tensor();
+    pb.run = [pws, x = in[0], y = out[0], bias, next = size_t{0}]() mutable {
+      MatmulEpilogue ep;
+      if (bias.defined()) ep.bias = &bias;
+      matmul_packed(x, (*pws)[next++ % pws->size()], y, ep);
+    };
+    return pb;
+  };
   r.add_op(std::move(s));
   matmul::register_gemm_kernels(r, "linear", &linear_plan);
 }

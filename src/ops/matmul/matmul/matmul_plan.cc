@@ -6,6 +6,7 @@
 
 #include "kernels/gemm/gemm_unpacked.h"
 #include "ops/common/checks.h"
+#include "ops/common/kernel_names.h"
 #include "opsnn/error.h"
 #include "opsnn/memory.h"
 #include "opsnn/thread_pool.h"
@@ -225,7 +226,6 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
       run_plan(plan, params, in, out[0], ws, packed_b.get());
     }
   };
-  int priority = 100;
   for (Isa isa : {Isa::avx512, Isa::avx2, Isa::scalar}) {
     for (int k = 0; k < gemm::num_kernels(isa); ++k) {
       KernelDesc d;
@@ -233,7 +233,16 @@ void register_gemm_kernels(Registry& r, const std::string& op, Plan (*plan_of)(c
       d.isa = isa;
       d.dtypes = ops::kFloatDTypes;
       d.contiguous_inputs = false;
-      d.priority = priority--;
+      // Within an ISA, the microkernel preferred for B's dtype (input 1 of
+      // every GEMM op) first, then the list's order.
+      constexpr int kPreferred = 5;
+      static_assert(kPreferred + 1 < ops::kPriorityIsaStep);
+      d.priority_for = [isa, k](std::span<const DType> dt) {
+        const bool preferred = dt.size() > 1 && k == gemm::preferred_kernel(isa, dt[1]);
+        return ops::isa_priority(isa) + (preferred ? kPreferred : 0) - k;
+      };
+      const DType f32[] = {DType::f32, DType::f32};
+      d.priority = d.priority_for(f32);
       d.create = [isa, k, plan_of](const OpCall& call,
                                    std::string*) -> std::unique_ptr<KernelInstance> {
         auto inst = std::make_unique<Instance>();

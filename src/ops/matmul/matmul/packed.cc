@@ -1,4 +1,5 @@
-// PackedMatrix: B packed once for the active ISA's default microkernel.
+// PackedMatrix: B packed once for the active ISA's preferred microkernel
+// (gemm::preferred_kernel for B's dtype).
 #include <memory>
 #include <string>
 
@@ -36,7 +37,8 @@ PackedMatrix pack_matrix(const Tensor& b, bool transposed, bool gated) {
   if (!is_float(b.dtype()))
     throw Error("pack_matrix", "b", "dtype f32, bf16 or f16", dtype_name(b.dtype()));
   auto impl = std::make_shared<PackedMatrix::Impl>();
-  impl->params = gemm::default_params(active_isa());
+  impl->params =
+      gemm::default_params(active_isa(), gemm::preferred_kernel(active_isa(), b.dtype()));
   const Strides& s = b.strides();
   impl->K = transposed ? b.dim(1) : b.dim(0);
   impl->N = transposed ? b.dim(0) : b.dim(1);
