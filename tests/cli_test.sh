@@ -17,6 +17,19 @@ for o in d["ops"]:
     assert o["dtypes"], o["name"]
     assert o["kernels"][-1].endswith("_ref_f64") or not o["kernels"], o["name"]
 ' <<< "$json" || fail "ops --json fields"
+# The text listing shows the f32 pick and each other dtype's where it differs.
+text=$("$opsnn" ops)
+python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+rows = {l.split()[0]: l for l in sys.argv[2].splitlines()[2:] if l.strip()}
+for o in d["ops"]:
+    pick = o["dispatch"].get("f32", "")
+    row = rows[o["name"]]
+    assert pick in row, (o["name"], row)
+    for dt, k in o["dispatch"].items():
+        assert k in row, (o["name"], dt, k, row)
+' "$json" "$text" || fail "ops text listing against --json"
 
 "$opsnn" check --op gelu --dtype all > /tmp/opsnn_cli_check.$$ || fail "check gelu"
 grep -q "passed, 0 failed" /tmp/opsnn_cli_check.$$ || fail "check summary"

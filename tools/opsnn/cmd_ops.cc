@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -39,13 +40,24 @@ void run_ops(bool json) {
   }
   std::printf("%zu ops; active ISA %s on %s\n", arr.size(), isa_name(active_isa()),
               cpu_info().brand.c_str());
-  std::printf("%-18s %-12s %-16s %s\n", "op", "family", "dtypes", "dispatch (f32)");
+  std::printf("%-18s %-12s %-16s %s\n", "op", "family", "dtypes",
+              "dispatch (f32; other dtypes where theirs differs)");
   for (const auto& o : arr) {
     std::string dts;
     for (const auto& d : o["dtypes"]) dts += (dts.empty() ? "" : ",") + d.get<std::string>();
     std::string pick = o["dispatch"].contains("f32") ? o["dispatch"]["f32"].get<std::string>() : "";
     if (pick.empty() && !o["dispatch"].empty())
       pick = o["dispatch"].begin().value().get<std::string>();
+    // Dtypes whose pick differs (a kernel ranked per dtype, e.g. the GEMM
+    // microkernels): "(bf16,f16: matmul_6x16_avx2)".
+    std::map<std::string, std::string> others;
+    for (const auto& d : o["dtypes"]) {
+      const std::string dt = d.get<std::string>();
+      if (!o["dispatch"].contains(dt)) continue;
+      const std::string k = o["dispatch"][dt].get<std::string>();
+      if (k != pick) others[k] += (others[k].empty() ? "" : ",") + dt;
+    }
+    for (const auto& [k, dts_k] : others) pick += " (" + dts_k + ": " + k + ")";
     std::printf("%-18s %-12s %-16s %s\n", o["name"].get<std::string>().c_str(),
                 o["family"].get<std::string>().c_str(), dts.c_str(), pick.c_str());
   }
