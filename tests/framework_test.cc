@@ -163,18 +163,24 @@ TEST(Op, ForcedKernelAndDeclineReasons) {
   set_isa_cap(Isa::avx512);
 }
 
+// A custom op's schema: one input x, one output y of x's shape and dtype.
+OpSchema unary_test_schema(const std::string& name, std::vector<DType> dtypes) {
+  OpSchema s;
+  s.name = name;
+  s.family = "custom";
+  s.inputs = {{"x", ""}};
+  s.outputs = {{"y", ""}};
+  s.dtypes = std::move(dtypes);
+  s.infer = [](const OpCall& c) {
+    return std::vector<TensorDesc>{TensorDesc(c.in(0).dtype, c.in(0).shape)};
+  };
+  return s;
+}
+
 TEST(CustomOp, RegisteredOpIsDispatchedAndChecked) {
   Registry& r = Registry::global();
   if (!r.find("test_double")) {
-    OpSchema s;
-    s.name = "test_double";
-    s.family = "custom";
-    s.inputs = {{"x", ""}};
-    s.outputs = {{"y", ""}};
-    s.dtypes = {DType::f32};
-    s.infer = [](const OpCall& c) {
-      return std::vector<TensorDesc>{TensorDesc(DType::f32, c.in(0).shape)};
-    };
+    OpSchema s = unary_test_schema("test_double", {DType::f32});
     s.reference = [](const OpCall&, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
       for (size_t i = 0; i < in[0].data.size(); ++i) out[0].data[i] = 2 * in[0].data[i];
     };
@@ -212,15 +218,7 @@ TEST(CustomOp, RegisteredOpIsDispatchedAndChecked) {
 TEST(CustomOp, PriorityForRanksKernelsByInputDtype) {
   Registry& r = Registry::global();
   if (!r.find("test_rank")) {
-    OpSchema s;
-    s.name = "test_rank";
-    s.family = "custom";
-    s.inputs = {{"x", ""}};
-    s.outputs = {{"y", ""}};
-    s.dtypes = {DType::f32, DType::bf16};
-    s.infer = [](const OpCall& c) {
-      return std::vector<TensorDesc>{TensorDesc(c.in(0).dtype, c.in(0).shape)};
-    };
+    OpSchema s = unary_test_schema("test_rank", {DType::f32, DType::bf16});
     s.reference = [](const OpCall&, const std::vector<RefTensor>& in, std::vector<RefTensor>& out) {
       out[0].data = in[0].data;
     };

@@ -250,6 +250,21 @@ void plan_cost(const OpCall& call, const Plan& p, double* bytes, double* flops) 
   *bytes = b;
 }
 
+// `packed=1` of the GEMM ops: y = a @ w (w packed, transposed for linear)
+// (+ bias when defined) through matmul_packed, cycling the packed copies.
+PackedBench packed_bench(const Tensor& a, const Tensor& w, bool transposed, const Tensor& bias,
+                         const Tensor& y) {
+  auto pws = bench_packed_copies([&] { return pack_matrix(w, transposed); });
+  PackedBench pb;
+  pb.kernel = "matmul_packed(" + pws->front().kernel() + ")";
+  pb.run = [pws, a, y = y, bias, next = size_t{0}]() mutable {
+    MatmulEpilogue ep;
+    if (bias.defined()) ep.bias = &bias;
+    matmul_packed(a, (*pws)[next++ % pws->size()], y, ep);
+  };
+  return pb;
+}
+
 void mnk_cost(const OpCall& call, double* bytes, double* flops) {
   plan_cost(call, matmul_plan(call, 0, 1), bytes, flops);
 }
@@ -311,13 +326,7 @@ void add_matmul(Registry& r) {
   s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
     if (in[1].rank() != 2)
       throw Error("bench", "--case packed=1", "a 2-D B (batch=1)", shape_str(in[1].shape()));
-    auto pws = bench_packed_copies([&] { return pack_matrix(in[1]); });
-    PackedBench pb;
-    pb.kernel = "matmul_packed(" + pws->front().kernel() + ")";
-    pb.run = [pws, a = in[0], y = out[0], next = size_t{0}]() mutable {
-      matmul_packed(a, (*pws)[next++ % pws->size()], y);
-    };
-    return pb;
+    return packed_bench(in[0], in[1], /*transposed=*/false, Tensor(), out[0]);
   };
   r.add_op(std::move(s));
   matmul::register_gemm_kernels(r, "matmul",
@@ -796,16 +805,8 @@ void add_linear(Registry& r) {
     plan_cost(call, linear_plan(call), bytes, flops);
   };
   s.bench_packed = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Attrs&) {
-    auto pws = bench_packed_copies([&] { return pack_matrix(in[1], /*transposed=*/true); });
-    PackedBench pb;
-    pb.kernel = "matmul_packed(" + pws->front().kernel() + ")";
-    const Tensor bias = in.size() > 2 ? in[2] : Tensor();
-    pb.run = [pws, x = in[0], y = out[0], bias, next = size_t{0}]() mutable {
-      MatmulEpilogue ep;
-      if (bias.defined()) ep.bias = &bias;
-      matmul_packed(x, (*pws)[next++ % pws->size()], y, ep);
-    };
-    return pb;
+    return packed_bench(in[0], in[1], /*transposed=*/true, in.size() > 2 ? in[2] : Tensor(),
+                        out[0]);
   };
   r.add_op(std::move(s));
   matmul::register_gemm_kernels(r, "linear", &linear_plan);
