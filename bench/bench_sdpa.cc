@@ -5,8 +5,9 @@
 // scaled_dot_product_attention. The FMA peak and the read bandwidth are
 // measured in the same run.
 //
-//   bench/attention/run_compare.sh            (sets up torch, runs both)
-//   build/bench/opsnn_bench_sdpa [--torch FILE] [--threads N] [--dtype f32|bf16] [--case NAME]
+//   bench/attention/run_compare.sh            (sets up torch; torch and ours side by side, then
+//   this) build/bench/opsnn_bench_sdpa [--torch FILE] [--threads N] [--dtype f32|bf16] [--case
+//   NAME]
 //                                [--unfused 0|1] [--seconds S] [--lk N] [--hot 1]
 // --lk replaces the keys of the cases; --hot 1 times decode on one K/V set
 // that stays in cache (the compute alone, no memory stream). Decode from
@@ -179,12 +180,11 @@ int main(int argc, char** argv) {
     const double gflops = flops / (f.t.min_ms * 1e-3) / 1e9;
     const bool decode = c.Lq <= 16;
     const double frac = decode ? kv_bytes / (f.t.min_ms * 1e-3) / 1e9 / bw : gflops / peak;
-    char tbuf[64] = "n/a";
-    double xt = 0;
+    char tbuf[64] = "n/a", xbuf[16] = "n/a";
     auto it = torch.find(std::string(c.name) + "/" + dts);
     if (it != torch.end()) {
       std::snprintf(tbuf, sizeof tbuf, "%.3f/%.3f", it->second.first, it->second.second);
-      xt = it->second.first / f.t.min_ms;
+      std::snprintf(xbuf, sizeof xbuf, "%.2f", it->second.first / f.t.min_ms);
     }
     char fb[64], ub[64];
     std::snprintf(fb, sizeof fb, "%.3f/%.3f", f.t.min_ms, f.t.median_ms);
@@ -193,9 +193,9 @@ int main(int argc, char** argv) {
       decode_figs.push_back({kv_bytes / (f.t.min_ms * 1e-3) / 1e9,
                              kv_bytes / (f.same_read.min_ms * 1e-3) / 1e9,
                              f.same_read.median_ms / f.t.median_ms, f.round_ratios});
-    std::printf("%-16s %-22s %21s %9.1f %6.1f%%%s %21s %21s %8.2f %8.2f\n", c.name,
-                f.kernel.c_str(), fb, gflops, 100 * frac, decode ? "bw" : "  ", ub, tbuf,
-                u.t.min_ms / f.t.min_ms, xt);
+    std::printf("%-16s %-22s %21s %9.1f %6.1f%%%s %21s %21s %8.2f %8s\n", c.name, f.kernel.c_str(),
+                fb, gflops, 100 * frac, decode ? "bw" : "  ", ub, tbuf, u.t.min_ms / f.t.min_ms,
+                xbuf);
     std::fflush(stdout);
   }
   peak = std::max(peak, measure_fma_peak_gflops());
