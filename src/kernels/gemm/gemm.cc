@@ -27,7 +27,7 @@ const IsaFns& fns(Isa isa) {
 int num_kernels(Isa isa) { return fns(isa).num_kernels; }
 
 int preferred_kernel(Isa isa, DType pt) {
-  if (isa != Isa::avx2 || pt != DType::f32) return 0;
+  if (isa != Isa::avx2 || (pt != DType::f32 && pt != DType::bf16 && pt != DType::f16)) return 0;
   const std::string& v = cpu_info().vendor;
   return v == "AuthenticAMD" || v == "HygonGenuine" ? 1 : 0;
 }

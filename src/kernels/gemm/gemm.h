@@ -103,11 +103,11 @@ const char* kernel_name(Isa isa, int kernel);
 // Defaults for `isa` (capped by what the CPU supports is the caller's job).
 Params default_params(Isa isa, int kernel = 0);
 // The microkernel B panels of dtype pt are packed for on this CPU (pack_matrix
-// and the ops' first choice): 0, except f32 at AVX2 on an AMD CPU, 4x24.
-// Measured on Zen 3 (docs/gemm.md "Panel width per CPU"): f32 packed M = 8-32
-// 9-15% faster than on 6x16 (three B vectors per broadcast of A instead of
-// two), M = 1 within 0-4%, compute-bound shapes within 0-3%; bf16 panels
-// 1.5-1.8x slower on 4x24 there.
+// and the ops' first choice): 0, except f32, bf16 and f16 at AVX2 on an AMD
+// CPU, 4x24. Measured on Zen 3 (docs/gemm.md "Panel width per CPU"): packed
+// M = 8-32 9-15% faster than on 6x16 in f32 (three B vectors per broadcast
+// of A instead of two), 4-14% in bf16 and f16; M = 1 within 0-4%,
+// compute-bound shapes within 0-7%.
 int preferred_kernel(Isa isa, DType pt);
 
 // Packed B: ceil(N/nr) panels, each K x nr elements of the panel dtype `pt`
