@@ -347,6 +347,18 @@ void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* con
     k = ke;
   }
   for (; k + kLanes <= ke; k += kLanes) {
+    if constexpr (G == 1) {
+      // One A row: each weight vector straight into its FMA. All R loaded
+      // first (as below) is R + R + 1 vectors: at R = 8 on AVX2 GCC kept an
+      // accumulator on the stack (a store and a reload around its FMA).
+      const Vf av = load(a + k);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        acc[0][r] = fma(av, load(w[r] + k), acc[0][r]);
+        __builtin_prefetch(w[r] + k + kPf, 0, 2);
+      }
+      continue;
+    }
     Vf wv[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
