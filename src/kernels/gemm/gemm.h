@@ -106,7 +106,7 @@ Params default_params(Isa isa, int kernel = 0);
 // and the ops' first choice): 0, except f32, bf16 and f16 at AVX2 on an AMD
 // CPU, 4x24. Measured on Zen 3 (docs/gemm.md "Panel width per CPU"): packed
 // M = 8-32 9-15% faster than on 6x16 in f32 (three B vectors per broadcast
-// of A instead of two), 4-14% in bf16 and f16; M = 1 within 0-4%,
+// of A instead of two), 4-16% in bf16 and f16; M = 1 within 0-4%,
 // compute-bound shapes within 0-7%.
 int preferred_kernel(Isa isa, DType pt);
 

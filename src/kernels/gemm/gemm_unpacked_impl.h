@@ -299,6 +299,19 @@ void dot_span(int64_t k0, int64_t kl, const float* a, int64_t lda, const TB* con
     // Written out twice on purpose: one lambda over both halves (a constant
     // `high` argument) compiled to a loop 1.3-1.4x slower (spills).
     auto pair_block = [&](const bf16* const* wp) {
+      if constexpr (G == 1) {
+        // One A row: each half straight into its FMA (R + R + 2 vectors
+        // loaded first do not fit 16 registers at R = 8).
+        const Vf alo = load(a + k), ahi = load(a + k + kLanes);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          Vf lo, hi;
+          load_bf16_pair(wp[r], lo, hi);
+          acc[0][r] = fma(alo, lo, acc[0][r]);
+          acc[0][r] = fma(ahi, hi, acc[0][r]);
+        }
+        return;
+      }
       Vf wv[R];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
