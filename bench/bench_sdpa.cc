@@ -5,9 +5,9 @@
 // scaled_dot_product_attention. The FMA peak and the read bandwidth are
 // measured in the same run.
 //
-//   bench/attention/run_compare.sh            (sets up torch; torch and ours side by side, then
-//   this) build/bench/opsnn_bench_sdpa [--torch FILE] [--threads N] [--dtype f32|bf16] [--case
-//   NAME]
+//   bench/attention/run_compare.sh   (sets up torch; PyTorch and ours side by
+//                                     side in Python, then this benchmark)
+//   build/bench/opsnn_bench_sdpa [--torch FILE] [--threads N] [--dtype f32|bf16] [--case NAME]
 //                                [--unfused 0|1] [--seconds S] [--lk N] [--hot 1]
 // --lk replaces the keys of the cases; --hot 1 times decode on one K/V set
 // that stays in cache (the compute alone, no memory stream). Decode from
