@@ -58,15 +58,19 @@ inline void store_n(float* p, Vf a, int n) {
 inline Vf cvt_bf16(__m128i h) {
   return {_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))};
 }
-inline __m128i to_bf16(Vf a) {  // round to nearest even, NaN kept quiet
+// The bf16 bits of each lane (round to nearest even, NaN kept quiet) in the
+// low half of its 32 bits.
+inline __m256i bf16_bits32(Vf a) {
   __m256i u = _mm256_castps_si256(a.v);
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
   __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q));
   r = _mm256_blendv_epi8(r, _mm256_or_si256(u, _mm256_set1_epi32(0x00400000)), nan);
-  r = _mm256_srli_epi32(r, 16);
-  __m128i lo = _mm256_castsi256_si128(r), hi = _mm256_extracti128_si256(r, 1);
-  return _mm_packus_epi32(lo, hi);
+  return _mm256_srli_epi32(r, 16);
+}
+inline __m128i to_bf16(Vf a) {
+  const __m256i r = bf16_bits32(a);
+  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
 }
 inline Vf load(const bf16* p) {
   return cvt_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -101,6 +105,18 @@ inline Vf load_n(const bf16* p, int n) {
   return cvt_bf16(_mm_load_si128(reinterpret_cast<const __m128i*>(buf)));
 }
 inline void store(bf16* p, Vf a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), to_bf16(a)); }
+// 2 kLanes consecutive bf16 for work that treats every lane alike (the
+// element-wise ops): load_lanewise_pair gives them in vpunpck order
+// (load_bf16_pair: elements 0-3, 8-11 in a, 4-7, 12-15 in b), one load and
+// two unpacks where two load() widen and shift; store_lanewise_pair writes
+// such a pair back in element order with one vpackusdw (it packs within
+// 128-bit lanes: 0-3 beside 4-7, 8-11 beside 12-15) where two store() take
+// an extract and a pack each. Float and f16 pairs are two plain vectors.
+inline void load_lanewise_pair(const bf16* p, Vf& a, Vf& b) { load_bf16_pair(p, a, b); }
+inline void store_lanewise_pair(bf16* p, Vf a, Vf b) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                      _mm256_packus_epi32(bf16_bits32(a), bf16_bits32(b)));
+}
 // p 16-byte aligned.
 inline void stream(bf16* p, Vf a) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), to_bf16(a)); }
 inline void store_n(bf16* p, Vf a, int n) {
@@ -259,6 +275,7 @@ inline Vf scale_pow2_shifted(Vf p, Vf t, Vf k) {
   }
 }
 
+#include "kernels/simd/lanewise_pair.inc"
 #include "kernels/simd/stream_body.inc"
 #include "kernels/simd/vmath_body.inc"
 

@@ -57,14 +57,17 @@ inline void store_n(float* p, Vf a, int n) { _mm512_mask_storeu_ps(p, tail_mask(
 inline Vf cvt_bf16(__m256i h) {
   return {_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))};
 }
-inline __m256i to_bf16(Vf a) {  // round to nearest even, NaN kept quiet
+// The bf16 bits of each lane (round to nearest even, NaN kept quiet) in the
+// low half of its 32 bits.
+inline __m512i bf16_bits32(Vf a) {
   __m512i u = _mm512_castps_si512(a.v);
   __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
   __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
   __mmask16 nan = _mm512_cmp_ps_mask(a.v, a.v, _CMP_UNORD_Q);
   r = _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000));
-  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+  return _mm512_srli_epi32(r, 16);
 }
+inline __m256i to_bf16(Vf a) { return _mm512_cvtepi32_epi16(bf16_bits32(a)); }
 inline Vf load(const bf16* p) {
   return cvt_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
@@ -94,6 +97,13 @@ inline Vf load_n(const bf16* p, int n) {
   return cvt_bf16(_mm256_maskz_loadu_epi16(tail_mask(n), p));
 }
 inline void store(bf16* p, Vf a) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), to_bf16(a)); }
+// As on AVX2 (vec_avx2.h): a pair of vectors in vpunpck order for lane-wise
+// work, packed back into element order by one vpackusdw (within each 128-bit
+// lane) where two store() take a vpmovdw (two ops on Intel) each.
+inline void load_lanewise_pair(const bf16* p, Vf& a, Vf& b) { load_bf16_pair(p, a, b); }
+inline void store_lanewise_pair(bf16* p, Vf a, Vf b) {
+  _mm512_storeu_si512(p, _mm512_packus_epi32(bf16_bits32(a), bf16_bits32(b)));
+}
 inline void store_n(bf16* p, Vf a, int n) { _mm256_mask_storeu_epi16(p, tail_mask(n), to_bf16(a)); }
 // p 32-byte aligned.
 inline void stream(bf16* p, Vf a) {
@@ -232,6 +242,7 @@ inline float first(Vf a) { return _mm512_cvtss_f32(a.v); }
   }
 }
 
+#include "kernels/simd/lanewise_pair.inc"
 #include "kernels/simd/stream_body.inc"
 #include "kernels/simd/vmath_body.inc"
 

@@ -160,6 +160,7 @@ inline Vf scale_pow2_shifted(Vf p, Vf t, Vf k) {
   return scale_pow2_shifted_raw(p, t, k) * set1(1.0f / kPow2RawScale);
 }
 
+#include "kernels/simd/lanewise_pair.inc"
 #include "kernels/simd/stream_body.inc"
 #include "kernels/simd/vmath_body.inc"
 

@@ -42,7 +42,15 @@ inline float scalar_of(const T* p) {
 template <binary::Kind K, class T>
 inline void run_inner(const T* a, int64_t sa, const T* b, int64_t sb, T* y, int64_t n) {
   int64_t i = 0;
+  // Lane-wise pairs first: bf16 in the unpack order its loads and stores are
+  // cheaper in (vec_avx2.h), the same operations on every element.
+  Vf u0, u1, v0, v1;
   if (sa && sb) {
+    for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+      load_lanewise_pair(a + i, u0, u1);
+      load_lanewise_pair(b + i, v0, v1);
+      store_lanewise_pair(y + i, apply<K>(u0, v0), apply<K>(u1, v1));
+    }
     for (; i + kLanes <= n; i += kLanes) store(y + i, apply<K>(load(a + i), load(b + i)));
     if (i < n) {
       const int r = static_cast<int>(n - i);
@@ -50,6 +58,10 @@ inline void run_inner(const T* a, int64_t sa, const T* b, int64_t sb, T* y, int6
     }
   } else if (sa) {
     const Vf vb = set1(scalar_of(b));
+    for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+      load_lanewise_pair(a + i, u0, u1);
+      store_lanewise_pair(y + i, apply<K>(u0, vb), apply<K>(u1, vb));
+    }
     for (; i + kLanes <= n; i += kLanes) store(y + i, apply<K>(load(a + i), vb));
     if (i < n) {
       const int r = static_cast<int>(n - i);
@@ -57,6 +69,10 @@ inline void run_inner(const T* a, int64_t sa, const T* b, int64_t sb, T* y, int6
     }
   } else if (sb) {
     const Vf va = set1(scalar_of(a));
+    for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+      load_lanewise_pair(b + i, v0, v1);
+      store_lanewise_pair(y + i, apply<K>(va, v0), apply<K>(va, v1));
+    }
     for (; i + kLanes <= n; i += kLanes) store(y + i, apply<K>(va, load(b + i)));
     if (i < n) {
       const int r = static_cast<int>(n - i);
