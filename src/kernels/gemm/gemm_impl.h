@@ -600,18 +600,16 @@ inline void prefetch_lines_share(const void* p, int64_t bytes, int64_t q, int64_
 }
 
 // The blocked driver's microkernel policy for f32 A panels (pack_a) times
-// B panels of TB (K*NR elements each): ukr_p per row count. On AVX-512 a
-// 16-bit panel is widened to f32 once per K-block (stage_b) and every row
-// panel runs the f32 kernel on it: converting in the kernel's loads costs
-// two shuffles per k on port 5, one of the two FMA ports, for each of the
-// mlen/MR uses (bf16 at 0.89-0.94x f32 on 2048^3 and 2048x768x768, 0.98-1.01x
-// widened). AVX2's shuffles go to a port its FMAs do not use: there the
-// staging measured no faster and the loads convert (docs/gemm.md).
-#if defined(__AVX512F__)
+// B panels of TB (K*NR elements each): ukr_p per row count. A 16-bit panel
+// is widened to f32 once per K-block (stage_b) and every row panel runs the
+// f32 kernel on it: converting in the kernel's loads costs two shuffles per
+// k for each of the mlen/MR uses. On AVX-512 (Intel: port 5, one of the two
+// FMA ports) bf16 went 0.89-0.94x -> 0.98-1.01x f32 on 2048^3 and
+// 2048x768x768. On AVX2 an Intel CPU measured no difference; an AMD Zen 3
+// (2 threads, two builds alternated, three rounds, min ms) bf16 2048x768x768
+// 17.7-21.5 -> 14.5-17.9, 32x4096x4096 7.9-9.4 -> 6.8-8.7, 8x11008x4096
+// 5.3-8.4 -> 5.1-6.3 (docs/gemm.md).
 inline constexpr bool kWidenBPanels = true;
-#else
-inline constexpr bool kWidenBPanels = false;
-#endif
 template <int Mr, int Nv, class TB>
 struct PackedUkr {
   static constexpr int MR = Mr, NR = Nv * kLanes;
