@@ -609,12 +609,11 @@ inline void prefetch_lines_share(const void* p, int64_t bytes, int64_t q, int64_
 // (2 threads, two builds alternated, three rounds, min ms) bf16 2048x768x768
 // 17.7-21.5 -> 14.5-17.9, 32x4096x4096 7.9-9.4 -> 6.8-8.7, 8x11008x4096
 // 5.3-8.4 -> 5.1-6.3 (docs/gemm.md).
-inline constexpr bool kWidenBPanels = true;
 template <int Mr, int Nv, class TB>
 struct PackedUkr {
   static constexpr int MR = Mr, NR = Nv * kLanes;
   static constexpr double kMacsPerCycle = 32.0;
-  static constexpr bool kWiden = kWidenBPanels && !std::is_same_v<TB, float>;
+  static constexpr bool kWiden = !std::is_same_v<TB, float>;
   using KB = std::conditional_t<kWiden, float, TB>;
   static constexpr auto table = ukr_p_table<Nv, KB>(std::make_integer_sequence<int, Mr>());
   const TB* pb;

@@ -435,9 +435,9 @@ void dot_tile(int rows, int64_t K, const float* a, int64_t lda, const TB* w, int
       for (int r = 0; r < R; ++r) part[i][r] = zero();
     for (int64_t k0 = 0; k0 < K; k0 += kDotKb) {
       const int64_t kl = std::min(kDotKb, K - k0);
-      // At the last K-block, the next tile's rows' first kDotPfBytes:
+      // At the last K-block, the next R weight rows' first kDotPfBytes:
       // the in-row prefetch runs only `pf` ahead of each row, so the next
-      // tile started on misses (Zen 3, 2 threads, alternated call by
+      // group of rows started on misses (Zen 3, 2 threads, alternated call by
       // call: bf16 8x4096x4096 and 8x11008x4096 5-9% faster, f32 M = 8
       // 2-10%, f32 M = 1 the same).
       if (k0 + kDotKb >= K)
