@@ -22,11 +22,18 @@ inline constexpr int kMaxRows = static_cast<int>(gemm::kUnpackedMaxM);
 // Row-major B: a chunk of W columns is walked row by row (each row's W
 // elements contiguous, a sequential stream the prefetchers follow), its
 // rows x W partial sums in L1/L2 (kRmAccFloats, on the stack with the
-// chunk's output tile: 96 KiB); the rows in sub-blocks of about kRmSubBytes
-// of B, the next sub-block prefetched into L2 meanwhile (into L1 the
-// prefetched rows, a page or more apart, map to the same few sets and evict
-// each other).
-inline constexpr int64_t kRmAccFloats = 8192;
+// chunk's output tile: 96 KiB, 144 at AVX2); the rows in sub-blocks of about
+// kRmSubBytes of B, the next sub-block prefetched into L2 meanwhile (into L1
+// the prefetched rows, a page or more apart, map to the same few sets and
+// evict each other).
+// At AVX2 48 KiB of partial sums instead of 32: wider chunks, longer runs of
+// each B row. Zen 3, f32 `matmul` on a plain B, 2 threads, alternated call
+// by call, op form / packed (min, median): 8x4096x4096 0.62 / 0.65 -> 0.74 /
+// 0.76 (chunks of 696 -> 1032 columns), 8x11008x4096 0.82 / 0.73 -> 0.86 /
+// 0.85; M = 4, 12, 16 and bf16 within the noise. Chunks narrower than about
+// 1000 columns were slower at every M (M = 2: 512 columns 0.58 against 1.0).
+// AVX-512 (kLanes 16) keeps 32 KiB, as measured there.
+inline constexpr int64_t kRmAccFloats = kLanes == 8 ? 12288 : 8192;
 inline constexpr int64_t kRmSubBytes = 65536;
 // Transposed B: each weight row is a sequential stream, prefetched 1 KiB
 // ahead; f32 rows 512 B where prefetcht1 fills L1 (AMD up to Zen 3: the
