@@ -95,8 +95,8 @@ __attribute__((always_inline)) inline void rm_load_row(const TB* bk, int ncols, 
 // through `part` (resume: start from part, else from 0). finish: 0 stores
 // the sums to part; 1 and 2 end the K-block as the packed kernel does,
 // c = acc (1) or c = c + acc (2): the same bits. Edge: masked B loads.
-// Prefetches the same columns `pf_rows` rows ahead (the next sub-block;
-// none when 0).
+// Prefetches the tile's width of each row at pf_off elements past it (the
+// next sub-block, rm_sub_block; none when 0).
 // Strip: kNoStrip reads B; kSaveStrip also keeps the rows' vectors (as
 // loaded, converted to f32) in `strip` (kl x NV*kLanes floats), and
 // kFromStrip reads them from there instead of B, for the tile's other row
@@ -105,7 +105,7 @@ enum RmStrip { kNoStrip, kSaveStrip, kFromStrip };
 template <int G, int NV, bool Edge, class TB, RmStrip Strip = kNoStrip>
 __attribute__((always_inline)) inline void rm_block(int64_t kl, const float* a, int64_t lda,
                                                     const TB* b, int64_t ldb, int ncols,
-                                                    int64_t pf_rows, float* part, int64_t ldp,
+                                                    int64_t pf_off, float* part, int64_t ldp,
                                                     bool resume, float* c, int64_t ldc, int finish,
                                                     float* strip) {
   constexpr int NR = NV * kLanes;
@@ -124,8 +124,8 @@ __attribute__((always_inline)) inline void rm_block(int64_t kl, const float* a, 
     } else {
       const TB* bk = b + k * ldb;
       rm_load_row<NV, kPaired, Edge>(bk, ncols, bv);
-      if (pf_rows != 0) {
-        const char* pf = reinterpret_cast<const char*>(bk + pf_rows * ldb);
+      if (pf_off != 0) {
+        const char* pf = reinterpret_cast<const char*>(bk + pf_off);
 #pragma GCC unroll 8
         for (int64_t o = 0; o < kRowBytes; o += 64) __builtin_prefetch(pf + o, 0, 2);
       }
@@ -209,12 +209,12 @@ inline RmSub rm_sub(int64_t ncols, int64_t elem_bytes, int64_t ldb) {
 // * f32 and f16 with aliased rows: the buffer for 3 or more groups
 //   (f32 16x4096x1024 in L3, 1 thread, 3.2 -> 2.9 ms), B read again from
 //   L1 for 2 (8x4096x512 0.61 ms against 0.70 with the buffer).
-// * Where prefetcht1 fills L1 (cpu.h), the next sub-block's rows, in the
-//   same sets as the strip's, evicted the lines the next group was to read
-//   again from L1: without that prefetch f32 8x4096x512 in L3 0.90 ->
-//   0.61 ms, 8x4096x4096 from DRAM 4.0-4.7 -> 3.7-4.2. Not where rows do
-//   not alias (8x4000x4096: 4.2 ms without, 2.8 with) or the groups read
-//   the buffer.
+// * Where prefetcht1 fills L1 (cpu.h) and the next group reads a tile's
+//   strip again from L1 where rows alias, the prefetch evicts some of it,
+//   even two tiles behind (rm_sub_block): f32 8x4096x512 in L3, 1 thread,
+//   0.60 ms without, 0.62-0.72 with it (0.90 when it was at the same
+//   columns); from DRAM 8x4096x4096 0.62 -> 0.65 of the packed time with
+//   it. Off there (decode weights in L3 stay fast); on everywhere else.
 struct RmPlan {
   RmSub sub;
   bool strip, prefetch;
@@ -233,13 +233,24 @@ RmPlan rm_plan(int rows, int G, int64_t ncols, int64_t ldb) {
 // buffer the first group fills. One call per sub-block (a call per tile
 // and group cost a quarter of the time at M = 8): full tiles of full groups
 // inline, the edges through the tables.
+// The next sub-block (pf_rows rows on; none when 0) is prefetched two tiles
+// behind the one being read (the first two tiles take the chunk's last
+// two): into L1 as well on AMD (prefetcht1 fills L1, cpu.h), and with rows
+// a multiple of 4 KiB apart the same columns of the next rows fall in the
+// sets of the lines this tile and the next still read, which they evicted
+// (rm_plan); columns already read hold nothing needed again. Zen 3, 2
+// threads, op / packed (min / median), alternated call by call:
+// 8x4096x4096 bf16 0.50 / 0.54 -> 0.55 / 0.58, 4x4096x4096 f32 0.89 / 0.89
+// -> 0.97 / 0.95, 8x4000x4096 bf16 0.68 / 0.70 -> 0.72 / 0.72.
 template <int G, int NV, class TB>
 void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b, int64_t ldb,
                   int ncols, int64_t pf_rows, bool use_strip, float* part, int64_t ldp, bool resume,
                   float* c, int64_t ldc, int finish) {
   constexpr int NR = NV * kLanes;
   alignas(64) float strip[kRmMaxSub * NR];
+  const int64_t span = gemm::ceil_div(ncols, NR) * NR, back = span >= 3 * NR ? 2 * NR : 0;
   for (int j = 0; j < ncols; j += NR) {
+    const int64_t pf_off = pf_rows == 0 ? 0 : pf_rows * ldb + (j >= back ? -back : span - back);
     const int n = std::min(NR, ncols - j);
     for (int r0 = 0; r0 < rows; r0 += G) {
       const int g = std::min(G, rows - r0);
@@ -248,11 +259,11 @@ void rm_sub_block(int rows, int64_t sl, const float* a, int64_t lda, const TB* b
       float* cr = c + r0 * ldc + j;
       auto run = [&]<RmStrip S>() __attribute__((always_inline)) {
         if (n == NR && g == G)
-          rm_block<G, NV, false, TB, S>(sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr,
+          rm_block<G, NV, false, TB, S>(sl, ar, lda, b + j, ldb, n, pf_off, pr, ldp, resume, cr,
                                         ldc, finish, strip);
         else
           (n == NR ? kRmTable<G, NV, false, TB, S> : kRmTable<G, NV, true, TB, S>)[g - 1](
-              sl, ar, lda, b + j, ldb, n, pf_rows, pr, ldp, resume, cr, ldc, finish, strip);
+              sl, ar, lda, b + j, ldb, n, pf_off, pr, ldp, resume, cr, ldc, finish, strip);
       };
       if (!use_strip || rows <= G)
         run.template operator()<kNoStrip>();
