@@ -20,17 +20,23 @@ size_t unpacked_workspace_bytes(int64_t M, int64_t K, DType a_dtype, int64_t a_c
 
 namespace {
 
+// f(stride) with a compile-time 1 where cs is 1 (the usual case), so that
+// the loops over unit-stride rows vectorise.
+template <class F>
+void with_col_stride(int64_t cs, F&& f) {
+  if (cs == 1)
+    f(std::integral_constant<int64_t, 1>{});
+  else
+    f(cs);
+}
+
 template <class T>
 void rows_to_f32(const T* a, int64_t rs, int64_t cs, int64_t M, int64_t K, float* dst) {
   parallel_for(M, 1, [&](int64_t i0, int64_t i1) {
-    auto rows = [&](auto cstride) {  // as in rows_to_f32_pairs
+    with_col_stride(cs, [&](auto cstride) {
       for (int64_t i = i0; i < i1; ++i)
         for (int64_t k = 0; k < K; ++k) dst[i * K + k] = to_f32(a[i * rs + k * cstride]);
-    };
-    if (cs == 1)
-      rows(std::integral_constant<int64_t, 1>{});
-    else
-      rows(cs);
+    });
   });
 }
 
@@ -45,9 +51,7 @@ template <class T>
 void rows_to_f32_pairs(const T* a, int64_t rs, int64_t cs, int64_t M, int64_t K, int64_t L,
                        int64_t ld, float* dst) {
   parallel_for(M, 1, [&](int64_t i0, int64_t i1) {
-    // cs as a compile-time 1 where it is (the usual case), so that the runs
-    // of four vectorise.
-    auto rows = [&](auto cstride) {
+    with_col_stride(cs, [&](auto cstride) {
       for (int64_t i = i0; i < i1; ++i) {
         const T* src = a + i * rs;
         float* d = dst + i * ld;
@@ -66,11 +70,7 @@ void rows_to_f32_pairs(const T* a, int64_t rs, int64_t cs, int64_t M, int64_t K,
             run4(b + 8 * j + 4, d + b + L + 4 * j);
           }
       }
-    };
-    if (cs == 1)
-      rows(std::integral_constant<int64_t, 1>{});
-    else
-      rows(cs);
+    });
   });
 }
 
