@@ -349,19 +349,9 @@ void apply_plane(const T* x, T* y, int64_t hw, float m, float sa, float sb) {
     if constexpr (Silu) t = act_silu(t);
     return t;
   };
-  int64_t i = 0;
   // Lane-wise pairs: bf16 in the unpack order its loads and stores are
   // cheaper in (vec_avx2.h), the same operations on every element.
-  for (; i + 2 * kLanes <= hw; i += 2 * kLanes) {
-    Vf u0, u1;
-    load_lanewise_pair(x + i, u0, u1);
-    store_lanewise_pair(y + i, f(u0), f(u1));
-  }
-  for (; i + kLanes <= hw; i += kLanes) store(y + i, f(load(x + i)));
-  if (i < hw) {
-    const int rem = static_cast<int>(hw - i);
-    store_n(y + i, f(load_n(x + i, rem)), rem);
-  }
+  map_lanewise(x, y, hw, f);
 }
 
 template <class T, bool Silu>

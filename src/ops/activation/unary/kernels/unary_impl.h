@@ -101,17 +101,10 @@ void run_typed(const T* x, T* y, int64_t n, const unary::Params& p) {
     }
     // Lane-wise pairs: bf16 in the unpack order its loads and stores are
     // cheaper in (vec_avx2.h), the same operations on every element.
-    for (; i + 2 * kLanes <= e; i += 2 * kLanes) {
-      prefetch_ahead(x + i);
-      Vf a, c;
-      load_lanewise_pair(x + i, a, c);
-      store_lanewise_pair(y + i, apply<K>(a, p), apply<K>(c, p));
-    }
-    for (; i + kLanes <= e; i += kLanes) store(y + i, apply<K>(load(x + i), p));
-    if (i < e) {
-      const int r = static_cast<int>(e - i);
-      store_n(y + i, apply<K>(load_n(x + i, r), p), r);
-    }
+    const T* xi = x + i;
+    map_lanewise(
+        xi, y + i, e - i, [&](Vf v) { return apply<K>(v, p); },
+        [&](int64_t j) { prefetch_ahead(xi + j); });
   });
 }
 
