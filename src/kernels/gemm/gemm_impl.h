@@ -431,11 +431,11 @@ inline void pack_b(int nr, int64_t K, int64_t N, const MatView& b, void* dst, DT
 
 #if defined(__AVX512F__)
 // Columns [k, k + 16) of MR <= 16 rows of 32-bit words (row i at src[i]),
-// transposed in registers: dst[j*MR + i] = src[i][k + j]. The scalar copy it
+// transposed in registers: dst[j*ld + i] = src[i][k + j]. The scalar copy it
 // replaces was one load and one store per element and cost ~15% of
 // 4096x320x320.
 template <int MR>
-inline void transpose_cols16(const float* const* src, int64_t k, float* dst) {
+inline void transpose_cols16(const float* const* src, int64_t k, float* dst, int64_t ld = MR) {
   static_assert(MR <= kLanes);
   Vf r[kLanes];
 #pragma GCC unroll 16
@@ -443,7 +443,7 @@ inline void transpose_cols16(const float* const* src, int64_t k, float* dst) {
   transpose_lanes(r);
   constexpr __mmask16 m = static_cast<__mmask16>((1u << MR) - 1);
 #pragma GCC unroll 16
-  for (int j = 0; j < kLanes; ++j) _mm512_mask_storeu_ps(dst + j * MR, m, r[j].v);
+  for (int j = 0; j < kLanes; ++j) _mm512_mask_storeu_ps(dst + j * ld, m, r[j].v);
 }
 #endif
 
