@@ -100,7 +100,13 @@ struct DirectBf16Args {
   DType res_t = DType::f32;
   bf16* y = nullptr;
   gemm::Act act = gemm::Act::none;
+  // Few input channels (ConvPlan::direct_bf16_runs_ok): each tile's channel
+  // pairs over all taps are copied once, in the packed weights' order, and
+  // every panel runs one loop over them.
+  bool runs = false;
 };
+// Most channel pairs over all taps of the runs path (its per-tile copy).
+inline constexpr int64_t kDirectBf16RunPairs = 256;
 void direct_bf16_avx512bf16(const DirectBf16Args& a);
 
 }  // namespace opsnn::conv

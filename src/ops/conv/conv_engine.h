@@ -34,6 +34,10 @@ struct ConvPlan {
   bool direct_ok = false;
   // The same in bf16 with an even number of input channels per group.
   bool direct_bf16_ok = false;
+  // bf16 with an even number of 4-30 input channels per group and at most
+  // kDirectBf16RunPairs channel pairs over all taps (the UNet's stem): the
+  // bf16 kernel's runs path, one copy of the tile's pairs for all panels.
+  bool direct_bf16_runs_ok = false;
   // bf16 or f16 x, w and y with few input channels (the UNet's stem, where
   // the gather + GEMM is slow) and no residual: the f32 direct kernel on f32
   // copies of x, bias and y in the workspace (weights packed as f32).

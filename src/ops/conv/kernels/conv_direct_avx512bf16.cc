@@ -111,10 +111,142 @@ void tile(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, int64_t g, in
   });
 }
 
+// The runs path (DirectBf16Args::runs, few input channels: the UNet's stem).
+// Pixel j's channel pairs of tap t go to at[(t * cin_g / 2 + c) * kTm + j],
+// zeros where the tap falls in the padding or j >= cnt: the order of the
+// packed weight rows, so each panel runs one loop over the copy.
+void copy_runs(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int cnt, uint32_t* at) {
+  const conv::Window& w = a.w;
+  const int64_t cp = a.cin_g / 2, taps = w.taps();
+  // The first pixel's position by division, the next ones by stepping (the
+  // divisions per pixel took a quarter of the stem's time).
+  int64_t od = m0 / (w.out[1] * w.out[2]), oh = m0 / w.out[2] % w.out[1], ow = m0 % w.out[2];
+  for (int j = 0; j < kTm; ++j) {
+    uint32_t* dst = at + j;
+    if (j >= cnt) {
+      for (int64_t e = 0; e < taps * cp; ++e) dst[e * kTm] = 0;
+      continue;
+    }
+    for (int64_t kd = 0; kd < w.k[0]; ++kd)
+      for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+        const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+        const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+        const bool row_ok = id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1];
+        const bf16* row = a.x + ((n * w.in[0] + id) * w.in[1] + ih) * w.in[2] * a.cin + g * a.cin_g;
+        for (int64_t kw = 0; kw < w.k[2]; ++kw, dst += cp * kTm) {
+          const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
+          if (!row_ok || iw < 0 || iw >= w.in[2]) {
+            for (int64_t c = 0; c < cp; ++c) dst[c * kTm] = 0;
+            continue;
+          }
+          const bf16* src = row + iw * a.cin;
+          for (int64_t c = 0; c < cp; ++c) std::memcpy(dst + c * kTm, src + 2 * c, 4);
+        }
+      }
+    if (++ow == w.out[2]) {
+      ow = 0;
+      if (++oh == w.out[1]) {
+        oh = 0;
+        ++od;
+      }
+    }
+  }
+}
+
+// The finished tile (bias, activation, residual) from its staged f32 sums
+// into y. Out of line and reading the stage: the K loop's accumulators are
+// then never read by a run-time index (which made GCC keep them in memory
+// in the f32 kernel).
+[[gnu::noinline]] void finish_staged(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt,
+                                     int64_t g, int64_t pnl, const float* stage) {
+  const int64_t oc0 = g * a.cout_g + pnl * kNr;
+  const int nc = static_cast<int>(std::min<int64_t>(kNr, a.cout_g - pnl * kNr));
+  const int n0 = std::min(nc, 16), n1 = nc - n0;
+  Vf b0 = zero(), b1 = zero();
+  if (a.bias) {
+    b0 = load_any(a.bias, a.bias_t, oc0, n0);
+    if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
+  }
+  const int64_t obase = n * a.w.out_size();
+  with_act(a.act, [&](auto kind) {
+    for (int j = 0; j < cnt; ++j) {
+      const int64_t o = (obase + m0 + j) * a.cout + oc0;
+      Vf v0 = act_apply_t<decltype(kind)::value>(load(stage + j * kNr) + b0);
+      Vf v1 = act_apply_t<decltype(kind)::value>(load(stage + j * kNr + 16) + b1);
+      if (a.residual) {
+        v0 = v0 + load_any(a.residual, a.res_t, o, n0);
+        if (n1 > 0) v1 = v1 + load_any(a.residual, a.res_t, o + 16, n1);
+      }
+      if (nc == kNr) {
+        // One vcvtne2ps2bf16 and one store; the masked vpmovdw stores took
+        // 40% of this function on Zen 4. Like the GEMM's bf16 output
+        // (store_bf16_out) it flushes an f32 denormal to a signed zero.
+        _mm512_storeu_si512(a.y + o, (__m512i)_mm512_cvtne2ps_pbh(v1.v, v0.v));
+        continue;
+      }
+      store_n(a.y + o, v0, n0);
+      if (n1 > 0) store_n(a.y + o + 16, v1, n1);
+    }
+  });
+}
+
+// Panels [pnl0, pnl1) of one tile over its copied pairs: per panel one loop
+// of kp steps (14 broadcast pairs, two weight vectors, 28 dot products).
+void runs_panels(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int cnt,
+                 const uint32_t* at, int64_t pnl0, int64_t pnl1) {
+  const int64_t kp = a.w.taps() * a.cin_g / 2;
+  alignas(64) float stage[kTm * kNr];
+  for (int64_t pnl = pnl0; pnl < pnl1; ++pnl) {
+    const uint16_t* panel = a.packed + g * a.group_stride + pnl * kp * kNr * 2;
+    __m512 acc0[kTm], acc1[kTm];
+#pragma GCC unroll 14
+    for (int j = 0; j < kTm; ++j) acc0[j] = acc1[j] = _mm512_setzero_ps();
+    for (int64_t q = 0; q < kp; ++q) {
+      const __m512bh w0 = (__m512bh)_mm512_loadu_si512(panel + q * kNr * 2);
+      const __m512bh w1 = (__m512bh)_mm512_loadu_si512(panel + q * kNr * 2 + 32);
+      const uint32_t* aq = at + q * kTm;
+#pragma GCC unroll 14
+      for (int j = 0; j < kTm; ++j) {
+        const __m512bh b = (__m512bh)_mm512_set1_epi32(static_cast<int>(aq[j]));
+        acc0[j] = _mm512_dpbf16_ps(acc0[j], b, w0);
+        acc1[j] = _mm512_dpbf16_ps(acc1[j], b, w1);
+      }
+    }
+#pragma GCC unroll 14
+    for (int j = 0; j < kTm; ++j) {
+      _mm512_store_ps(stage + j * kNr, acc0[j]);
+      _mm512_store_ps(stage + j * kNr + 16, acc1[j]);
+    }
+    finish_staged(a, n, m0, cnt, g, pnl, stage);
+  }
+}
+
+// Tasks over (image, group, run of tiles); each tile's pairs are copied
+// once and every panel runs on them (the weights of all panels are small:
+// at most kDirectBf16RunPairs pairs x cout).
+void run_runs(const DirectBf16Args& a) {
+  const int64_t P = a.w.out_size();
+  const int64_t npan = (a.cout_g + kNr - 1) / kNr;
+  const int64_t ntiles = (P + kTm - 1) / kTm;
+  const int64_t nchunks = (ntiles + kTilesPerTask - 1) / kTilesPerTask;
+  parallel_tasks(a.n * a.groups * nchunks, [&](int64_t t) {
+    alignas(64) uint32_t at[conv::kDirectBf16RunPairs * kTm];
+    const int64_t ch = t % nchunks, g = t / nchunks % a.groups, n = t / (nchunks * a.groups);
+    const int64_t tile1 = std::min(ntiles, (ch + 1) * kTilesPerTask);
+    for (int64_t ti = ch * kTilesPerTask; ti < tile1; ++ti) {
+      const int64_t m0 = ti * kTm;
+      const int cnt = static_cast<int>(std::min<int64_t>(kTm, P - m0));
+      copy_runs(a, n, g, m0, cnt, at);
+      runs_panels(a, n, g, m0, cnt, at, 0, npan);
+    }
+  });
+}
+
 }  // namespace
 
 // Tasks as in the f32 kernel (conv_direct_impl.h run()).
 void run(const DirectBf16Args& a) {
+  if (a.runs) return run_runs(a);
   const int64_t P = a.w.out_size();
   const int64_t npan = (a.cout_g + kNr - 1) / kNr;
   const int64_t ntiles = (P + kTm - 1) / kTm;
