@@ -219,6 +219,17 @@ std::vector<CheckCase> cases(int r, DType t) {
           {"layout", std::string("NHWC")},
           {"activation", std::string("silu")}},
          true},
+        // An even channel count (bf16 runs path on AVX512_BF16), bias and
+        // no activation (its register epilogue), whole panels only, and a
+        // last tile of one pixel (99 = 7 x 14 + 1).
+        {"3x3 pad 1 NHWC [1,9,11,6]->64 bias (stem)",
+         1,
+         6,
+         64,
+         {9, 11},
+         {3, 3},
+         {{"pads", IL{1, 1, 1, 1}}, {"layout", std::string("NHWC")}},
+         true},
         {"3x3 pad 1 NHWC [2,11,10,5]->36 bias relu (stem)",
          2,
          5,
