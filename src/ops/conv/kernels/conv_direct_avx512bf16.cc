@@ -31,7 +31,45 @@ constexpr int kTm = 14, kNr = 32;
 constexpr int64_t kPanelBytes = 512 << 10;  // weights of one channel block
 constexpr int64_t kTilesPerTask = 8;
 
-// Partial sums of one tile: [kTm][kNr] f32.
+// The finished tile (bias, activation, residual) from its staged f32 sums
+// into y. Out of line and reading the stage: the K loop's accumulators are
+// then never read by a run-time index (which made GCC keep them in memory
+// in the f32 kernel).
+[[gnu::noinline]] void finish_staged(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt,
+                                     int64_t g, int64_t pnl, const float* stage) {
+  const int64_t oc0 = g * a.cout_g + pnl * kNr;
+  const int nc = static_cast<int>(std::min<int64_t>(kNr, a.cout_g - pnl * kNr));
+  const int n0 = std::min(nc, 16), n1 = nc - n0;
+  Vf b0 = zero(), b1 = zero();
+  if (a.bias) {
+    b0 = load_any(a.bias, a.bias_t, oc0, n0);
+    if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
+  }
+  const int64_t obase = n * a.w.out_size();
+  with_act(a.act, [&](auto kind) {
+    for (int j = 0; j < cnt; ++j) {
+      const int64_t o = (obase + m0 + j) * a.cout + oc0;
+      Vf v0 = act_apply_t<decltype(kind)::value>(load(stage + j * kNr) + b0);
+      Vf v1 = act_apply_t<decltype(kind)::value>(load(stage + j * kNr + 16) + b1);
+      if (a.residual) {
+        v0 = v0 + load_any(a.residual, a.res_t, o, n0);
+        if (n1 > 0) v1 = v1 + load_any(a.residual, a.res_t, o + 16, n1);
+      }
+      if (nc == kNr) {
+        // One vcvtne2ps2bf16 and one store; the masked vpmovdw stores took
+        // 40% of this function on Zen 4. Like the GEMM's bf16 output
+        // (store_bf16_out) it flushes an f32 denormal to a signed zero.
+        _mm512_storeu_si512(a.y + o, (__m512i)_mm512_cvtne2ps_pbh(v1.v, v0.v));
+        continue;
+      }
+      store_n(a.y + o, v0, n0);
+      if (n1 > 0) store_n(a.y + o + 16, v1, n1);
+    }
+  });
+}
+
+// One tile's sums over input channels [c0, c1): partial sums wait in `part`
+// ([kTm][kNr] f32) between channel blocks; after the last, finish_staged.
 void tile(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, int64_t g, int64_t pnl,
           int64_t c0, int64_t c1, float* part) {
   const conv::Window& w = a.w;
@@ -39,6 +77,7 @@ void tile(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, int64_t g, in
   const uint16_t* panel = a.packed + g * a.group_stride + pnl * kp * kNr * 2;
   const bool first = c0 == 0, last = c1 == a.cin_g;
   __m512 acc0[kTm], acc1[kTm];
+#pragma GCC unroll 14
   for (int j = 0; j < kTm; ++j) {
     acc0[j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(part + j * kNr);
     acc1[j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(part + j * kNr + 16);
@@ -80,35 +119,12 @@ void tile(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, int64_t g, in
           }
         }
       }
-  if (!last) {
-    for (int j = 0; j < kTm; ++j) {
-      _mm512_storeu_ps(part + j * kNr, acc0[j]);
-      _mm512_storeu_ps(part + j * kNr + 16, acc1[j]);
-    }
-    return;
+#pragma GCC unroll 14
+  for (int j = 0; j < kTm; ++j) {
+    _mm512_storeu_ps(part + j * kNr, acc0[j]);
+    _mm512_storeu_ps(part + j * kNr + 16, acc1[j]);
   }
-  const int64_t oc0 = g * a.cout_g + pnl * kNr;
-  const int nc = static_cast<int>(std::min<int64_t>(kNr, a.cout_g - pnl * kNr));
-  const int n0 = std::min(nc, 16), n1 = nc - n0;
-  Vf b0 = zero(), b1 = zero();
-  if (a.bias) {
-    b0 = load_any(a.bias, a.bias_t, oc0, n0);
-    if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
-  }
-  const int64_t obase = n * w.out_size();
-  with_act(a.act, [&](auto kind) {  // the activation picked once per tile
-    for (int j = 0; j < cnt; ++j) {
-      const int64_t o = (obase + m0 + j) * a.cout + oc0;
-      Vf v0 = act_apply_t<decltype(kind)::value>(Vf{acc0[j]} + b0);
-      Vf v1 = act_apply_t<decltype(kind)::value>(Vf{acc1[j]} + b1);
-      if (a.residual) {
-        v0 = v0 + load_any(a.residual, a.res_t, o, n0);
-        if (n1 > 0) v1 = v1 + load_any(a.residual, a.res_t, o + 16, n1);
-      }
-      store_n(a.y + o, v0, n0);
-      if (n1 > 0) store_n(a.y + o + 16, v1, n1);
-    }
-  });
+  if (last) finish_staged(a, n, m0, cnt, g, pnl, part);
 }
 
 // The runs path (DirectBf16Args::runs, few input channels: the UNet's stem).
@@ -151,43 +167,6 @@ void copy_runs(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int cn
       }
     }
   }
-}
-
-// The finished tile (bias, activation, residual) from its staged f32 sums
-// into y. Out of line and reading the stage: the K loop's accumulators are
-// then never read by a run-time index (which made GCC keep them in memory
-// in the f32 kernel).
-[[gnu::noinline]] void finish_staged(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt,
-                                     int64_t g, int64_t pnl, const float* stage) {
-  const int64_t oc0 = g * a.cout_g + pnl * kNr;
-  const int nc = static_cast<int>(std::min<int64_t>(kNr, a.cout_g - pnl * kNr));
-  const int n0 = std::min(nc, 16), n1 = nc - n0;
-  Vf b0 = zero(), b1 = zero();
-  if (a.bias) {
-    b0 = load_any(a.bias, a.bias_t, oc0, n0);
-    if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
-  }
-  const int64_t obase = n * a.w.out_size();
-  with_act(a.act, [&](auto kind) {
-    for (int j = 0; j < cnt; ++j) {
-      const int64_t o = (obase + m0 + j) * a.cout + oc0;
-      Vf v0 = act_apply_t<decltype(kind)::value>(load(stage + j * kNr) + b0);
-      Vf v1 = act_apply_t<decltype(kind)::value>(load(stage + j * kNr + 16) + b1);
-      if (a.residual) {
-        v0 = v0 + load_any(a.residual, a.res_t, o, n0);
-        if (n1 > 0) v1 = v1 + load_any(a.residual, a.res_t, o + 16, n1);
-      }
-      if (nc == kNr) {
-        // One vcvtne2ps2bf16 and one store; the masked vpmovdw stores took
-        // 40% of this function on Zen 4. Like the GEMM's bf16 output
-        // (store_bf16_out) it flushes an f32 denormal to a signed zero.
-        _mm512_storeu_si512(a.y + o, (__m512i)_mm512_cvtne2ps_pbh(v1.v, v0.v));
-        continue;
-      }
-      store_n(a.y + o, v0, n0);
-      if (n1 > 0) store_n(a.y + o + 16, v1, n1);
-    }
-  });
 }
 
 // Panels [pnl0, pnl1) of one tile over its copied pairs: per panel one loop
