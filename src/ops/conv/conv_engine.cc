@@ -458,7 +458,7 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   // Few channels on vdpbf16ps: the tile's pairs are copied once for all
   // panels (the pointer-per-tap walk above is what the stem could not pay).
   // Zen 4, 2 threads, bf16 stem 4 -> 320 at 64x64: 0.52-0.58 ms on the
-  // widened f32 kernel, 0.33 on this path (oneDNN 0.22-0.32).
+  // widened f32 kernel, 0.28 on this path (oneDNN 0.22-0.31).
   p.direct_bf16_runs_ok = !p.pointwise && p.xt == DType::bf16 && p.wt == DType::bf16 &&
                           p.ot == DType::bf16 && p.cin_g >= 4 && p.cin_g < 32 && p.cin_g % 2 == 0 &&
                           w.taps() * p.cin_g / 2 <= kDirectBf16RunPairs &&
