@@ -31,6 +31,14 @@ constexpr int kTm = 14, kNr = 32;
 constexpr int64_t kPanelBytes = 512 << 10;  // weights of one channel block
 constexpr int64_t kTilesPerTask = 8;
 
+// The bias of the panel's n0 + n1 output channels from oc0 (zeros without one).
+inline void panel_bias(const DirectBf16Args& a, int64_t oc0, int n0, int n1, Vf& b0, Vf& b1) {
+  b0 = b1 = zero();
+  if (!a.bias) return;
+  b0 = load_any(a.bias, a.bias_t, oc0, n0);
+  if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
+}
+
 // The finished tile (bias, activation, residual) from its staged f32 sums
 // into y. Out of line and reading the stage: the K loop's accumulators are
 // then never read by a run-time index (which made GCC keep them in memory
@@ -40,11 +48,8 @@ constexpr int64_t kTilesPerTask = 8;
   const int64_t oc0 = g * a.cout_g + pnl * kNr;
   const int nc = static_cast<int>(std::min<int64_t>(kNr, a.cout_g - pnl * kNr));
   const int n0 = std::min(nc, 16), n1 = nc - n0;
-  Vf b0 = zero(), b1 = zero();
-  if (a.bias) {
-    b0 = load_any(a.bias, a.bias_t, oc0, n0);
-    if (n1 > 0) b1 = load_any(a.bias, a.bias_t, oc0 + 16, n1);
-  }
+  Vf b0, b1;
+  panel_bias(a, oc0, n0, n1, b0, b1);
   const int64_t obase = n * a.w.out_size();
   with_act(a.act, [&](auto kind) {
     for (int j = 0; j < cnt; ++j) {
@@ -169,14 +174,15 @@ void copy_runs(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int cn
   }
 }
 
-// Panels [pnl0, pnl1) of one tile over its copied pairs: per panel one loop
-// of kp steps (14 broadcast pairs, two weight vectors, 28 dot products).
+// Every panel of one tile over its copied pairs: per panel one loop of kp
+// steps (14 broadcast pairs, two weight vectors, 28 dot products).
 void runs_panels(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int cnt,
-                 const uint32_t* at, int64_t pnl0, int64_t pnl1) {
+                 const uint32_t* at) {
   const int64_t kp = a.w.taps() * a.cin_g / 2;
   const bool plain = a.act == Act::none && !a.residual;
   alignas(64) float stage[kTm * kNr];
-  for (int64_t pnl = pnl0; pnl < pnl1; ++pnl) {
+  const int64_t npan = (a.cout_g + kNr - 1) / kNr;
+  for (int64_t pnl = 0; pnl < npan; ++pnl) {
     const uint16_t* panel = a.packed + g * a.group_stride + pnl * kp * kNr * 2;
     __m512 acc0[kTm], acc1[kTm];
 #pragma GCC unroll 14
@@ -196,18 +202,15 @@ void runs_panels(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int 
       // No activation or residual, a whole panel: the bias added and the
       // tile rounded and stored from the registers (staged, this epilogue
       // was a quarter of the stem's time).
-      __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();
       const int64_t oc0 = g * a.cout_g + pnl * kNr;
-      if (a.bias) {
-        b0 = load_any(a.bias, a.bias_t, oc0, 16).v;
-        b1 = load_any(a.bias, a.bias_t, oc0 + 16, 16).v;
-      }
+      Vf b0, b1;
+      panel_bias(a, oc0, 16, 16, b0, b1);
       bf16* y = a.y + (n * a.w.out_size() + m0) * a.cout + oc0;
 #pragma GCC unroll 14
       for (int j = 0; j < kTm; ++j) {
         if (j >= cnt) break;
         const __m512bh h =
-            _mm512_cvtne2ps_pbh(_mm512_add_ps(acc1[j], b1), _mm512_add_ps(acc0[j], b0));
+            _mm512_cvtne2ps_pbh(_mm512_add_ps(acc1[j], b1.v), _mm512_add_ps(acc0[j], b0.v));
         _mm512_storeu_si512(y + j * a.cout, (__m512i)h);
       }
       continue;
@@ -226,7 +229,6 @@ void runs_panels(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int 
 // at most kDirectBf16RunPairs pairs x cout).
 void run_runs(const DirectBf16Args& a) {
   const int64_t P = a.w.out_size();
-  const int64_t npan = (a.cout_g + kNr - 1) / kNr;
   const int64_t ntiles = (P + kTm - 1) / kTm;
   const int64_t nchunks = (ntiles + kTilesPerTask - 1) / kTilesPerTask;
   parallel_tasks(a.n * a.groups * nchunks, [&](int64_t t) {
@@ -237,7 +239,7 @@ void run_runs(const DirectBf16Args& a) {
       const int64_t m0 = ti * kTm;
       const int cnt = static_cast<int>(std::min<int64_t>(kTm, P - m0));
       copy_runs(a, n, g, m0, cnt, at);
-      runs_panels(a, n, g, m0, cnt, at, 0, npan);
+      runs_panels(a, n, g, m0, cnt, at);
     }
   });
 }
