@@ -11,6 +11,7 @@
 
 #include "kernels/simd/vec_avx512.h"
 #include "ops/conv/conv_direct.h"
+#include "opsnn/cpu.h"
 #include "opsnn/thread_pool.h"
 
 namespace opsnn::simd::avx512::conv_bf16_k {
@@ -73,13 +74,94 @@ inline void panel_bias(const DirectBf16Args& a, int64_t oc0, int n0, int n1, Vf&
   });
 }
 
-// One tile's sums over input channels [c0, c1): partial sums wait in `part`
-// ([kTm][kNr] f32) between channel blocks; after the last, finish_staged.
-void tile(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, int64_t g, int64_t pnl,
-          int64_t c0, int64_t c1, float* part) {
+// One register tile's pixels [m0, m0 + cnt) of image n, group g, and the
+// input pair each pixel reads for every tap (the zero row in padding), built
+// once for all the panels the tile runs (f32 kernel: TileGeo).
+struct TileRows {
+  int64_t n = 0, g = 0, m0 = 0;
+  int cnt = 0;
+  int64_t i0[kTm], i1[kTm], i2[kTm], org[kTm];
+  bool inside[kTm];
+  bool table = false;  // tab holds every tap (taps <= kDirectMaxTaps)
+  const bf16* tab[conv::kDirectMaxTaps][kTm];
+};
+
+// The rows of the tile's pixels for the tap at (dilated) offsets kd, kh, kw.
+void tap_rows(const DirectBf16Args& a, const TileRows& tr, int64_t kd, int64_t kh, int64_t kw,
+              const bf16** px) {
+  const conv::Window& w = a.w;
+  const int64_t toff = ((kd * w.in[1] + kh) * w.in[2] + kw) * a.cin;
+  for (int j = 0; j < kTm; ++j) {
+    const bool ok = tr.inside[j] || (j < tr.cnt && tr.i0[j] + kd >= 0 && tr.i0[j] + kd < w.in[0] &&
+                                     tr.i1[j] + kh >= 0 && tr.i1[j] + kh < w.in[1] &&
+                                     tr.i2[j] + kw >= 0 && tr.i2[j] + kw < w.in[2]);
+    px[j] = ok ? a.x + tr.org[j] + toff : a.zeros;
+  }
+}
+
+// Pixel positions stepped from the first (one division per tile), and the
+// tap table when the kernel has at most kDirectMaxTaps taps.
+void prepare(const DirectBf16Args& a, TileRows& tr) {
+  const conv::Window& w = a.w;
+  int64_t o0 = tr.m0 / (w.out[1] * w.out[2]), o1 = tr.m0 / w.out[2] % w.out[1],
+          o2 = tr.m0 % w.out[2];
+  for (int j = 0; j < kTm; ++j) {
+    tr.i0[j] = o0 * w.s[0] - w.pb[0];
+    tr.i1[j] = o1 * w.s[1] - w.pb[1];
+    tr.i2[j] = o2 * w.s[2] - w.pb[2];
+    tr.org[j] = (((tr.n * w.in[0] + tr.i0[j]) * w.in[1] + tr.i1[j]) * w.in[2] + tr.i2[j]) * a.cin +
+                tr.g * a.cin_g;
+    tr.inside[j] = j < tr.cnt && tr.i0[j] >= 0 && tr.i0[j] + (w.k[0] - 1) * w.d[0] < w.in[0] &&
+                   tr.i1[j] >= 0 && tr.i1[j] + (w.k[1] - 1) * w.d[1] < w.in[1] && tr.i2[j] >= 0 &&
+                   tr.i2[j] + (w.k[2] - 1) * w.d[2] < w.in[2];
+    if (j + 1 < tr.cnt && ++o2 == w.out[2]) {
+      o2 = 0;
+      if (++o1 == w.out[1]) o1 = 0, ++o0;
+    }
+  }
+  tr.table = w.taps() <= conv::kDirectMaxTaps;
+  if (!tr.table) return;
+  for (int64_t kd = 0, t = 0; kd < w.k[0]; ++kd)
+    for (int64_t kh = 0; kh < w.k[1]; ++kh)
+      for (int64_t kw = 0; kw < w.k[2]; ++kw, ++t)
+        tap_rows(a, tr, kd * w.d[0], kh * w.d[1], kw * w.d[2], tr.tab[t]);
+}
+
+constexpr int64_t kPfAhead = 8;  // weight pair rows prefetched ahead into L1
+
+// Pair rows [q0, q1) of one tap: 14 broadcast pairs (pixel j's at px[j] +
+// 2 q) times two weight vectors (wr, the tap's first pair row).
+__attribute__((always_inline)) inline void tap_pairs(__m512 (&acc0)[kTm], __m512 (&acc1)[kTm],
+                                                     const bf16* const* px, const uint16_t* wr,
+                                                     int64_t q0, int64_t q1) {
+  const bf16* p[kTm];
+#pragma GCC unroll 14
+  for (int j = 0; j < kTm; ++j) p[j] = px[j];
+  wr += q0 * kNr * 2;
+  for (int64_t q = q0; q < q1; ++q, wr += kNr * 2) {
+    const __m512bh w0 = (__m512bh)_mm512_loadu_si512(wr);
+    const __m512bh w1 = (__m512bh)_mm512_loadu_si512(wr + 32);
+    __builtin_prefetch(wr + kPfAhead * kNr * 2, 0, 3);
+    __builtin_prefetch(wr + kPfAhead * kNr * 2 + 32, 0, 3);
+#pragma GCC unroll 14
+    for (int j = 0; j < kTm; ++j) {
+      int32_t pair;
+      std::memcpy(&pair, p[j] + 2 * q, sizeof pair);
+      const __m512bh b = (__m512bh)_mm512_set1_epi32(pair);
+      acc0[j] = _mm512_dpbf16_ps(acc0[j], b, w0);
+      acc1[j] = _mm512_dpbf16_ps(acc1[j], b, w1);
+    }
+  }
+}
+
+// One tile's sums for panel pnl over input channels [c0, c1): partial sums
+// wait in `part` ([kTm][kNr] f32) between channel blocks; after the last,
+// finish_staged.
+void tile(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t c0, int64_t c1,
+          float* part) {
   const conv::Window& w = a.w;
   const int64_t taps = w.taps(), kp = taps * a.cin_g / 2;
-  const uint16_t* panel = a.packed + g * a.group_stride + pnl * kp * kNr * 2;
+  const uint16_t* panel = a.packed + tr.g * a.group_stride + pnl * kp * kNr * 2;
   const bool first = c0 == 0, last = c1 == a.cin_g;
   __m512 acc0[kTm], acc1[kTm];
 #pragma GCC unroll 14
@@ -87,49 +169,22 @@ void tile(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, int64_t g, in
     acc0[j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(part + j * kNr);
     acc1[j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(part + j * kNr + 16);
   }
-  int64_t od[kTm], oh[kTm], ow[kTm];
-  for (int j = 0; j < kTm; ++j) {
-    const int64_t m = m0 + std::min(j, cnt - 1);
-    od[j] = m / (w.out[1] * w.out[2]);
-    oh[j] = m / w.out[2] % w.out[1];
-    ow[j] = m % w.out[2];
+  const bf16* own[kTm];
+  for (int64_t t = 0; t < taps; ++t) {
+    const bf16* const* px = tr.tab[tr.table ? t : 0];
+    if (!tr.table) {
+      tap_rows(a, tr, t / (w.k[1] * w.k[2]) * w.d[0], t / w.k[2] % w.k[1] * w.d[1],
+               t % w.k[2] * w.d[2], own);
+      px = own;
+    }
+    tap_pairs(acc0, acc1, px, panel + t * (a.cin_g / 2) * kNr * 2, c0 / 2, c1 / 2);
   }
-  const bf16* px[kTm];
-  for (int64_t kd = 0; kd < w.k[0]; ++kd)
-    for (int64_t kh = 0; kh < w.k[1]; ++kh)
-      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-        for (int j = 0; j < kTm; ++j) {
-          const int64_t id = od[j] * w.s[0] - w.pb[0] + kd * w.d[0];
-          const int64_t ih = oh[j] * w.s[1] - w.pb[1] + kh * w.d[1];
-          const int64_t iw = ow[j] * w.s[2] - w.pb[2] + kw * w.d[2];
-          const bool ok = j < cnt && id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1] &&
-                          iw >= 0 && iw < w.in[2];
-          px[j] =
-              ok ? a.x + (((n * w.in[0] + id) * w.in[1] + ih) * w.in[2] + iw) * a.cin + g * a.cin_g
-                 : a.zeros;
-        }
-        const int64_t t = (kd * w.k[1] + kh) * w.k[2] + kw;
-        const uint16_t* wp = panel + (t * a.cin_g / 2) * kNr * 2;
-        for (int64_t ic = c0; ic < c1; ic += 2) {
-          const uint16_t* wr = wp + (ic / 2) * kNr * 2;
-          const __m512bh w0 = (__m512bh)_mm512_loadu_si512(wr);
-          const __m512bh w1 = (__m512bh)_mm512_loadu_si512(wr + 32);
-#pragma GCC unroll 14
-          for (int j = 0; j < kTm; ++j) {
-            int32_t pair;
-            std::memcpy(&pair, px[j] + ic, sizeof pair);
-            const __m512bh b = (__m512bh)_mm512_set1_epi32(pair);
-            acc0[j] = _mm512_dpbf16_ps(acc0[j], b, w0);
-            acc1[j] = _mm512_dpbf16_ps(acc1[j], b, w1);
-          }
-        }
-      }
 #pragma GCC unroll 14
   for (int j = 0; j < kTm; ++j) {
     _mm512_storeu_ps(part + j * kNr, acc0[j]);
     _mm512_storeu_ps(part + j * kNr + 16, acc1[j]);
   }
-  if (last) finish_staged(a, n, m0, cnt, g, pnl, part);
+  if (last) finish_staged(a, tr.n, tr.m0, tr.cnt, tr.g, pnl, part);
 }
 
 // The runs path (DirectBf16Args::runs, few input channels: the UNet's stem).
@@ -246,35 +301,49 @@ void run_runs(const DirectBf16Args& a) {
 
 }  // namespace
 
-// Tasks as in the f32 kernel (conv_direct_impl.h run()).
+// Tasks as in the f32 kernel (conv_direct_impl.h run()): (image, group, run
+// of panels, run of tiles); a task takes as many panels as keep their
+// weights within half of L2, so each tile's tap table is built once for
+// them. With more than one input-channel block a task runs one panel (its
+// partial sums wait in `part`, one stage per tile).
 void run(const DirectBf16Args& a) {
   if (a.runs) return run_runs(a);
   const int64_t P = a.w.out_size();
-  const int64_t npan = (a.cout_g + kNr - 1) / kNr;
+  const int64_t npan_all = (a.cout_g + kNr - 1) / kNr;
   const int64_t ntiles = (P + kTm - 1) / kTm;
-  const int64_t nchunks = (ntiles + kTilesPerTask - 1) / kTilesPerTask;
   const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
   const double w_bytes =
       static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
   const bool pixels_outer = in_bytes > w_bytes;
+  const int64_t nchunks = (ntiles + kTilesPerTask - 1) / kTilesPerTask;
   // Input-channel blocks: as few as keep a panel's block of weights within
   // kPanelBytes (L2), of equal size (even, for the bf16 channel pairs).
   const int64_t panel_bytes = a.w.taps() * a.cin_g * static_cast<int64_t>(2 * kNr);
   const int64_t nblk = std::max<int64_t>(1, (panel_bytes + kPanelBytes - 1) / kPanelBytes);
   const int64_t cb = ((a.cin_g + nblk - 1) / nblk + 1) / 2 * 2;
+  const int64_t budget = static_cast<int64_t>(cpu_info().l2_bytes / 2);
+  const int64_t fit =
+      nblk > 1 ? 1 : std::clamp<int64_t>(budget / std::max<int64_t>(panel_bytes, 1), 1, npan_all);
+  const int64_t pruns = (npan_all + fit - 1) / fit;
+  const int64_t ppt = (npan_all + pruns - 1) / pruns;  // panels per task
+  const int64_t npan = (npan_all + ppt - 1) / ppt;
   parallel_tasks(a.n * a.groups * npan * nchunks, [&](int64_t t) {
     alignas(64) float part[kTilesPerTask][kTm * kNr];
     const int64_t inner = t % (npan * nchunks);
     const int64_t ch = pixels_outer ? inner / npan : inner % nchunks;
-    const int64_t pnl = pixels_outer ? inner % npan : inner / nchunks;
-    const int64_t g = t / (nchunks * npan) % a.groups, n = t / (nchunks * npan * a.groups);
+    const int64_t pr = pixels_outer ? inner % npan : inner / nchunks;
+    const int64_t pnl0 = pr * ppt, pnl1 = std::min(npan_all, pnl0 + ppt);
+    TileRows tr;
+    tr.g = t / (nchunks * npan) % a.groups;
+    tr.n = t / (nchunks * npan * a.groups);
     const int64_t tile0 = ch * kTilesPerTask, tile1 = std::min(ntiles, tile0 + kTilesPerTask);
     for (int64_t c0 = 0; c0 < a.cin_g; c0 += cb) {
       const int64_t c1 = std::min(a.cin_g, c0 + cb);
       for (int64_t ti = tile0; ti < tile1; ++ti) {
-        const int64_t m0 = ti * kTm;
-        tile(a, n, m0, static_cast<int>(std::min<int64_t>(kTm, P - m0)), g, pnl, c0, c1,
-             part[ti - tile0]);
+        tr.m0 = ti * kTm;
+        tr.cnt = static_cast<int>(std::min<int64_t>(kTm, P - tr.m0));
+        prepare(a, tr);
+        for (int64_t pnl = pnl0; pnl < pnl1; ++pnl) tile(a, tr, pnl, c0, c1, part[ti - tile0]);
       }
     }
   });
