@@ -129,14 +129,15 @@ void prepare(const DirectBf16Args& a, TileRows& tr) {
 
 constexpr int64_t kPfAhead = 8;  // weight pair rows prefetched ahead into L1
 
-// Pair rows [q0, q1) of one tap: 14 broadcast pairs (pixel j's at px[j] +
+// Pair rows [q0, q1) of one tap: TM broadcast pairs (pixel j's at px[j] +
 // 2 q) times two weight vectors (wr, the tap's first pair row).
-__attribute__((always_inline)) inline void tap_pairs(__m512 (&acc0)[kTm], __m512 (&acc1)[kTm],
+template <int TM>
+__attribute__((always_inline)) inline void tap_pairs(__m512 (&acc0)[TM], __m512 (&acc1)[TM],
                                                      const bf16* const* px, const uint16_t* wr,
                                                      int64_t q0, int64_t q1) {
-  const bf16* p[kTm];
+  const bf16* p[TM];
 #pragma GCC unroll 14
-  for (int j = 0; j < kTm; ++j) p[j] = px[j];
+  for (int j = 0; j < TM; ++j) p[j] = px[j];
   wr += q0 * kNr * 2;
   for (int64_t q = q0; q < q1; ++q, wr += kNr * 2) {
     const __m512bh w0 = (__m512bh)_mm512_loadu_si512(wr);
@@ -144,7 +145,7 @@ __attribute__((always_inline)) inline void tap_pairs(__m512 (&acc0)[kTm], __m512
     __builtin_prefetch(wr + kPfAhead * kNr * 2, 0, 3);
     __builtin_prefetch(wr + kPfAhead * kNr * 2 + 32, 0, 3);
 #pragma GCC unroll 14
-    for (int j = 0; j < kTm; ++j) {
+    for (int j = 0; j < TM; ++j) {
       int32_t pair;
       std::memcpy(&pair, p[j] + 2 * q, sizeof pair);
       const __m512bh b = (__m512bh)_mm512_set1_epi32(pair);
@@ -154,18 +155,19 @@ __attribute__((always_inline)) inline void tap_pairs(__m512 (&acc0)[kTm], __m512
   }
 }
 
-// One tile's sums for panel pnl over input channels [c0, c1): partial sums
-// wait in `part` ([kTm][kNr] f32) between channel blocks; after the last,
-// finish_staged.
-void tile(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t c0, int64_t c1,
-          float* part) {
+// One tile's sums for panel pnl over input channels [c0, c1), TM (even, at
+// least cnt) register rows: partial sums wait in `part` ([kTm][kNr] f32)
+// between channel blocks; after the last, finish_staged.
+template <int TM>
+void tile_rows(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t c0, int64_t c1,
+               float* part) {
   const conv::Window& w = a.w;
   const int64_t taps = w.taps(), kp = taps * a.cin_g / 2;
   const uint16_t* panel = a.packed + tr.g * a.group_stride + pnl * kp * kNr * 2;
   const bool first = c0 == 0, last = c1 == a.cin_g;
-  __m512 acc0[kTm], acc1[kTm];
+  __m512 acc0[TM], acc1[TM];
 #pragma GCC unroll 14
-  for (int j = 0; j < kTm; ++j) {
+  for (int j = 0; j < TM; ++j) {
     acc0[j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(part + j * kNr);
     acc1[j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(part + j * kNr + 16);
   }
@@ -177,14 +179,37 @@ void tile(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t c0, 
                t % w.k[2] * w.d[2], own);
       px = own;
     }
-    tap_pairs(acc0, acc1, px, panel + t * (a.cin_g / 2) * kNr * 2, c0 / 2, c1 / 2);
+    tap_pairs<TM>(acc0, acc1, px, panel + t * (a.cin_g / 2) * kNr * 2, c0 / 2, c1 / 2);
   }
 #pragma GCC unroll 14
-  for (int j = 0; j < kTm; ++j) {
+  for (int j = 0; j < TM; ++j) {
     _mm512_storeu_ps(part + j * kNr, acc0[j]);
     _mm512_storeu_ps(part + j * kNr + 16, acc1[j]);
   }
   if (last) finish_staged(a, tr.n, tr.m0, tr.cnt, tr.g, pnl, part);
+}
+
+// A tile of cnt pixels on the fewest even register rows that hold it: the
+// last tile of a small map (8x8: 4 x 14 + 8 pixels) then costs its own
+// pixels, not a whole 14-row tile.
+void tile(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t c0, int64_t c1,
+          float* part) {
+  switch ((tr.cnt + 1) / 2) {
+    case 1:
+      return tile_rows<2>(a, tr, pnl, c0, c1, part);
+    case 2:
+      return tile_rows<4>(a, tr, pnl, c0, c1, part);
+    case 3:
+      return tile_rows<6>(a, tr, pnl, c0, c1, part);
+    case 4:
+      return tile_rows<8>(a, tr, pnl, c0, c1, part);
+    case 5:
+      return tile_rows<10>(a, tr, pnl, c0, c1, part);
+    case 6:
+      return tile_rows<12>(a, tr, pnl, c0, c1, part);
+    default:
+      return tile_rows<kTm>(a, tr, pnl, c0, c1, part);
+  }
 }
 
 // The runs path (DirectBf16Args::runs, few input channels: the UNet's stem).

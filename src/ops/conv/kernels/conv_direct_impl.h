@@ -204,8 +204,8 @@ template <Act K, bool kStream = false>
 
 // Weight row e of wp: kTm broadcasts (pixel j's input in(j)) times two weight
 // vectors, the row 8 ahead prefetched into L1 and (Far) 64 ahead into L2.
-template <bool Far, class In>
-__attribute__((always_inline)) inline void weight_row_step(Vf (&acc0)[kTm], Vf (&acc1)[kTm], In in,
+template <bool Far, int TM, class In>
+__attribute__((always_inline)) inline void weight_row_step(Vf (&acc0)[TM], Vf (&acc1)[TM], In in,
                                                            const float* wp, int64_t e) {
   const Vf w0 = load(wp + e * kNr), w1 = load(wp + e * kNr + kLanes);
   __builtin_prefetch(wp + (e + kPfAhead) * kNr, 0, 3);
@@ -215,18 +215,18 @@ __attribute__((always_inline)) inline void weight_row_step(Vf (&acc0)[kTm], Vf (
     if constexpr (Far) __builtin_prefetch(wp + (e + kPfFar) * kNr + 16, 0, 2);
   }
 #pragma GCC unroll 14
-  for (int j = 0; j < kTm; ++j) {
+  for (int j = 0; j < TM; ++j) {
     const Vf b = set1(in(j));
     acc0[j] = fma(b, w0, acc0[j]);
     acc1[j] = fma(b, w1, acc1[j]);
   }
 }
 
-// The tile's output channels of panel `pnl`, input channels [c0, c1): starts
-// from zero (first block) or the partial sums in y, and applies the epilogue
-// after the last block.
-inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int64_t c0,
-                       int64_t c1) {
+// The tile's output channels of panel `pnl`, input channels [c0, c1), on TM
+// register rows (at least cnt): starts from zero (first block) or the
+// partial sums in y, and applies the epilogue after the last block.
+template <int TM>
+void accumulate_rows(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int64_t c0, int64_t c1) {
   const conv::Window& w = a.w;
   const int64_t taps = w.taps();
   const float* panel = a.packed + tg.g * a.group_stride + pnl * taps * a.cin_g * kNr;
@@ -236,9 +236,9 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
   const bool first = c0 == 0, last = c1 == a.cin_g;
   const int cnt = tg.cnt;
   float* y = a.y + (tg.n * w.out_size() + tg.m0) * a.cout + oc0;
-  Vf acc0[kTm], acc1[kTm];
+  Vf acc0[TM], acc1[TM];
 #pragma GCC unroll 14
-  for (int j = 0; j < kTm; ++j) {
+  for (int j = 0; j < TM; ++j) {
     if (first || j >= cnt) {
       acc0[j] = acc1[j] = zero();
     } else {
@@ -247,7 +247,7 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
     }
   }
   auto step_with = [&](auto in, const float* wp, int64_t e) {
-    weight_row_step<true>(acc0, acc1, in, wp, e);
+    weight_row_step<true, TM>(acc0, acc1, in, wp, e);
   };
   auto step = [&](const float* const* px, const float* wp, int64_t e) {
     step_with([&](int j) { return px[j][e]; }, wp, e);
@@ -293,7 +293,7 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
   }
   alignas(64) float stage[kTm * kNr];
 #pragma GCC unroll 14
-  for (int j = 0; j < kTm; ++j) {
+  for (int j = 0; j < TM; ++j) {
     store(stage + j * kNr, acc0[j]);
     store(stage + j * kNr + kLanes, acc1[j]);
   }
@@ -310,6 +310,17 @@ inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int6
       store_tile<decltype(kind)::value>(a, y, cnt, n0, n1, stage, true, b0, b1);
   });
   if (a.y_out) round_out(a, y, cnt, nc);
+}
+
+// A tile on the fewest even register rows that hold its cnt pixels: the
+// last tile of a small map (8x8: 4 x 14 + 8 pixels) then costs its own
+// pixels, not a whole kTm-row tile.
+template <int TM = kTm>
+inline void accumulate(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int64_t c0,
+                       int64_t c1) {
+  if constexpr (TM > 2)
+    if (tg.cnt <= TM - 2) return accumulate<TM - 2>(a, tg, pnl, c0, c1);
+  accumulate_rows<TM>(a, tg, pnl, c0, c1);
 }
 
 // A panel's f32 tile (kTm x kNr, staged) through activation K into dst (T:
@@ -352,7 +363,7 @@ inline void packed_panels(const DirectArgs& a, const TileGeo& tg, int64_t pnl0, 
     for (int j = 0; j < kTm; ++j) acc0[j] = acc1[j] = zero();
     for (int64_t e = 0; e < kk; ++e) {
       const float* ae = tg.a_tile + e * kTm;
-      weight_row_step<false>(
+      weight_row_step<false, kTm>(
           acc0, acc1, [&](int j) { return ae[j]; }, panel, e);
     }
     Vf b0 = zero(), b1 = zero();
