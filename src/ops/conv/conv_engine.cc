@@ -462,6 +462,7 @@ ConvPlan conv_plan(const OpCall& call, const Window& w, bool cl) {
   p.direct_bf16_runs_ok = !p.pointwise && p.xt == DType::bf16 && p.wt == DType::bf16 &&
                           p.ot == DType::bf16 && p.cin_g >= 4 && p.cin_g < 32 && p.cin_g % 2 == 0 &&
                           w.taps() * p.cin_g / 2 <= kDirectBf16RunPairs &&
+                          w.in_size() * p.cin / 2 < (int64_t{1} << 31) &&  // 32-bit gathers
                           f32_bf16_or_absent(call, 2) &&
                           (cl ? f32_bf16_or_absent(call, 3) : !call.has_input(3));
   const bool half = p.xt == DType::bf16 || p.xt == DType::f16;

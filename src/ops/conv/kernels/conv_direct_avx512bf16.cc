@@ -215,40 +215,63 @@ void tile(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t c0, 
 // The runs path (DirectBf16Args::runs, few input channels: the UNet's stem).
 // Pixel j's channel pairs of tap t go to at[(t * cin_g / 2 + c) * kTm + j],
 // zeros where the tap falls in the padding or j >= cnt: the order of the
-// packed weight rows, so each panel runs one loop over the copy.
+// packed weight rows, so each panel runs one loop over the copy. One masked
+// 32-bit gather per (tap, pair) collects the pair for all 14 pixels (the
+// scalar copy, pixel by pixel, was a third of the stem's time); indices are
+// in pairs from the image's first pair of the group (ConvPlan keeps an
+// image's input under 2^31 pairs).
 void copy_runs(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int cnt, uint32_t* at) {
   const conv::Window& w = a.w;
-  const int64_t cp = a.cin_g / 2, taps = w.taps();
-  // The first pixel's position by division, the next ones by stepping (the
-  // divisions per pixel took a quarter of the stem's time).
+  const int64_t cp = a.cin_g / 2;
+  alignas(64) int32_t i0[16] = {}, i1[16] = {}, i2[16] = {};
+  // The first pixel's position by division, the next ones by stepping.
   int64_t od = m0 / (w.out[1] * w.out[2]), oh = m0 / w.out[2] % w.out[1], ow = m0 % w.out[2];
-  for (int j = 0; j < kTm; ++j) {
-    uint32_t* dst = at + j;
-    if (j >= cnt) {
-      for (int64_t e = 0; e < taps * cp; ++e) dst[e * kTm] = 0;
-      continue;
-    }
-    for (int64_t kd = 0; kd < w.k[0]; ++kd)
-      for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-        const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
-        const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
-        const bool row_ok = id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1];
-        const bf16* row = a.x + ((n * w.in[0] + id) * w.in[1] + ih) * w.in[2] * a.cin + g * a.cin_g;
-        for (int64_t kw = 0; kw < w.k[2]; ++kw, dst += cp * kTm) {
-          const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
-          if (!row_ok || iw < 0 || iw >= w.in[2]) {
-            for (int64_t c = 0; c < cp; ++c) dst[c * kTm] = 0;
-            continue;
-          }
-          const bf16* src = row + iw * a.cin;
-          for (int64_t c = 0; c < cp; ++c) std::memcpy(dst + c * kTm, src + 2 * c, 4);
-        }
-      }
+  for (int j = 0; j < cnt; ++j) {
+    i0[j] = static_cast<int32_t>(od * w.s[0] - w.pb[0]);
+    i1[j] = static_cast<int32_t>(oh * w.s[1] - w.pb[1]);
+    i2[j] = static_cast<int32_t>(ow * w.s[2] - w.pb[2]);
     if (++ow == w.out[2]) {
       ow = 0;
       if (++oh == w.out[1]) {
         oh = 0;
         ++od;
+      }
+    }
+  }
+  const __m512i v0 = _mm512_load_si512(i0), v1 = _mm512_load_si512(i1), v2 = _mm512_load_si512(i2);
+  const auto in1 = static_cast<int32_t>(w.in[1]), in2 = static_cast<int32_t>(w.in[2]);
+  const auto pix_pairs = static_cast<int32_t>(a.cin / 2);
+  // A pixel's first pair: ((i0 * in1 + i1) * in2 + i2) * cin / 2.
+  const __m512i org = _mm512_mullo_epi32(
+      _mm512_add_epi32(
+          _mm512_mullo_epi32(_mm512_add_epi32(_mm512_mullo_epi32(v0, _mm512_set1_epi32(in1)), v1),
+                             _mm512_set1_epi32(in2)),
+          v2),
+      _mm512_set1_epi32(pix_pairs));
+  const __mmask16 live = static_cast<__mmask16>((1u << cnt) - 1);
+  const auto* base = reinterpret_cast<const int*>(a.x + n * w.in_size() * a.cin + g * a.cin_g);
+  auto in_range = [](__m512i v, int64_t off, int64_t size) {
+    const __m512i c = _mm512_add_epi32(v, _mm512_set1_epi32(static_cast<int32_t>(off)));
+    return static_cast<__mmask16>(
+        _mm512_cmpge_epi32_mask(c, _mm512_setzero_si512()) &
+        _mm512_cmplt_epi32_mask(c, _mm512_set1_epi32(static_cast<int32_t>(size))));
+  };
+  uint32_t* dst = at;
+  for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+    const __mmask16 md = live & in_range(v0, kd * w.d[0], w.in[0]);
+    for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+      const __mmask16 mh = md & in_range(v1, kh * w.d[1], w.in[1]);
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        const __mmask16 m = mh & in_range(v2, kw * w.d[2], w.in[2]);
+        const int64_t toff =
+            ((kd * w.d[0] * w.in[1] + kh * w.d[1]) * w.in[2] + kw * w.d[2]) * a.cin / 2;
+        const __m512i idx = _mm512_add_epi32(org, _mm512_set1_epi32(static_cast<int32_t>(toff)));
+        for (int64_t c = 0; c < cp; ++c, dst += kTm) {
+          const __m512i v = _mm512_mask_i32gather_epi32(
+              _mm512_setzero_si512(), m,
+              _mm512_add_epi32(idx, _mm512_set1_epi32(static_cast<int32_t>(c))), base, 4);
+          _mm512_mask_storeu_epi32(dst, 0x3FFF, v);
+        }
       }
     }
   }
