@@ -128,6 +128,9 @@ void prepare(const DirectBf16Args& a, TileRows& tr) {
 }
 
 constexpr int64_t kPfAhead = 8;  // weight pair rows prefetched ahead into L1
+// ... and into L2: a task's first tile over a block of weights not in L2 yet
+// (deep layers: 8x8 and 16x16 maps) waited on memory (f32 kernel: kPfFar).
+constexpr int64_t kPfFar = 64;
 
 // Pair rows [q0, q1) of one tap: TM broadcast pairs (pixel j's at px[j] +
 // 2 q) times two weight vectors (wr, the tap's first pair row).
@@ -144,6 +147,8 @@ __attribute__((always_inline)) inline void tap_pairs(__m512 (&acc0)[TM], __m512 
     const __m512bh w1 = (__m512bh)_mm512_loadu_si512(wr + 32);
     __builtin_prefetch(wr + kPfAhead * kNr * 2, 0, 3);
     __builtin_prefetch(wr + kPfAhead * kNr * 2 + 32, 0, 3);
+    __builtin_prefetch(wr + kPfFar * kNr * 2, 0, 2);
+    __builtin_prefetch(wr + kPfFar * kNr * 2 + 32, 0, 2);
 #pragma GCC unroll 14
     for (int j = 0; j < TM; ++j) {
       int32_t pair;
