@@ -126,12 +126,14 @@ ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, D
   if (M <= 0 || N <= 0) return l;
   const int64_t mr = std::max(p.mr, 1), nr = std::max(p.nr, 1);
   const int64_t kcb = std::min(std::max<int64_t>(p.kc, 1), std::max<int64_t>(K, 1));
+  // The bf16 dot-product path packs A as pairs: rows x bf16dot_kc / 2 floats.
+  const int64_t kca = p.bf16_dot ? std::max(kcb, bf16dot_kc(p, std::max<int64_t>(K, 1)) / 2) : kcb;
   const int64_t mcb = std::min(std::max<int64_t>(p.mc / mr, 1) * mr, div_up(M, mr) * mr);
   const int64_t npan = div_up(N, nr) + 1;
   const int64_t ncb = std::min(std::max<int64_t>(p.nc / nr, 1) * nr, npan * nr);
   // The packed A block, then a B micro-panel widened to f32 (16-bit panels)
   // or staged from B as the caller holds it (run_staged_b).
-  l.a = static_cast<size_t>(mcb * (kcb + 1) + 32 + kcb * nr);
+  l.a = static_cast<size_t>(mcb * (kca + 1) + 32 + kcb * nr);
   const bool direct_c = c_dtype == DType::f32 && !gated && (ldc * 4) % 2048 != 0;
   if (!direct_c) l.c = static_cast<size_t>(mcb * (ncb + 16));
   if (M <= direct_max_m(mr) && K > 0) {

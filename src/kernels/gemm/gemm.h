@@ -145,6 +145,12 @@ void run_staged_b(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
 
 // The AVX512_BF16 path (gemm_avx512bf16.cc).
 int64_t bf16dot_packed_elems(int64_t K, int64_t N);
+// Its K-block (even): twice p.kc, as the bf16 micro-panel is half the bytes
+// of an f32 one; up to 1.5 times that, K stays one block (a second block
+// re-reads a task's f32 partial sums, from L3 once they outgrow L2: Zen 4,
+// K = 320: 4096x320x320 2.36-2.51 -> 2.04-2.16 ms, 4096x1280x320 7.8-8.1 ->
+// 7.5-7.6 ms, the 1x1 convolution 320->640 at 32x32 1.01-1.04 -> 0.97 ms).
+int64_t bf16dot_kc(const Params& p, int64_t K);
 void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated);
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                  const OutView& c, const Epilogue& ep, const Workspace& ws);

@@ -371,9 +371,7 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
   const Scratch sc(ws, p, M, N, K, out, ep.gated);
   const int64_t Nfull = N;
   if (ep.gated) N = packed_panels(Nfull, NR, true) * NR;
-  // A bf16 B micro-panel is half the bytes of an f32 one: twice the K-block
-  // for the same L1 footprint (and half the C read-modify-writes).
-  const int64_t kc = std::max<int64_t>(even_kc(std::max<int64_t>(p.kc, 1) * 2, K, 2), 2);
+  const int64_t kc = gemm::bf16dot_kc(p, K);
   if (M <= MR && K > 0) return run_dp_small_m(sc, M, N, K, kc, a, pb, out, ep, Nfull);
   const bool direct_c = out.t == DType::f32 && !ep.gated && !c_stride_aliases(out.ld);
   // bf16 output, nothing to apply: the kernel converts on its last K-block.
@@ -385,6 +383,10 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
 }  // namespace opsnn::simd::avx512::bf16dot
 
 namespace opsnn::gemm {
+int64_t bf16dot_kc(const Params& p, int64_t K) {
+  const int64_t kc2 = std::max<int64_t>(p.kc, 1) * 2;
+  return std::max<int64_t>(K <= kc2 * 3 / 2 ? (K + 1) / 2 * 2 : even_kc(kc2, K, 2), 2);
+}
 int64_t bf16dot_packed_elems(int64_t K, int64_t N) {
   return (N + 31) / 32 * 32 * ((K + 1) / 2 * 2);
 }
