@@ -197,24 +197,12 @@ void tile_rows(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t
 // A tile of cnt pixels on the fewest even register rows that hold it: the
 // last tile of a small map (8x8: 4 x 14 + 8 pixels) then costs its own
 // pixels, not a whole 14-row tile.
+template <int TM = kTm>
 void tile(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t c0, int64_t c1,
           float* part) {
-  switch ((tr.cnt + 1) / 2) {
-    case 1:
-      return tile_rows<2>(a, tr, pnl, c0, c1, part);
-    case 2:
-      return tile_rows<4>(a, tr, pnl, c0, c1, part);
-    case 3:
-      return tile_rows<6>(a, tr, pnl, c0, c1, part);
-    case 4:
-      return tile_rows<8>(a, tr, pnl, c0, c1, part);
-    case 5:
-      return tile_rows<10>(a, tr, pnl, c0, c1, part);
-    case 6:
-      return tile_rows<12>(a, tr, pnl, c0, c1, part);
-    default:
-      return tile_rows<kTm>(a, tr, pnl, c0, c1, part);
-  }
+  if constexpr (TM > 2)
+    if (tr.cnt <= TM - 2) return tile<TM - 2>(a, tr, pnl, c0, c1, part);
+  tile_rows<TM>(a, tr, pnl, c0, c1, part);
 }
 
 // The runs path (DirectBf16Args::runs, few input channels: the UNet's stem).
