@@ -133,7 +133,7 @@ ScratchLayout scratch_layout(const Params& p, int64_t M, int64_t N, int64_t K, D
   const int64_t ncb = std::min(std::max<int64_t>(p.nc / nr, 1) * nr, npan * nr);
   // The packed A block, then a B micro-panel widened to f32 (16-bit panels)
   // or staged from B as the caller holds it (run_staged_b).
-  l.a = static_cast<size_t>(mcb * (kca + 1) + 32 + kcb * nr);
+  l.a = static_cast<size_t>(mcb * (kca + 1) + 32 + kca * nr);
   const bool direct_c = c_dtype == DType::f32 && !gated && (ldc * 4) % 2048 != 0;
   if (!direct_c) l.c = static_cast<size_t>(mcb * (ncb + 16));
   if (M <= direct_max_m(mr) && K > 0) {
@@ -177,7 +177,8 @@ void run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, con
 bool run_staged_b_ok(const Params& p, const MatView& b, DType pt, bool gated) {
   if (gated || (b.cs != 1 && b.rs != 1)) return false;
   if (b.t != DType::f32 && b.t != DType::bf16 && b.t != DType::f16) return false;
-  return !(pt == DType::bf16 && p.bf16_dot);
+  // vdpbf16ps stages only a bf16 B (its k-pair panels are bf16).
+  return !(pt == DType::bf16 && p.bf16_dot) || b.t == DType::bf16;
 }
 
 void run_staged_b(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
@@ -188,6 +189,8 @@ void run_staged_b(const Params& p, int64_t M, int64_t N, int64_t K, const MatVie
     throw Error("gemm", "b",
                 "a row-major or transposed f32/bf16/f16 B, not gated (run_staged_b_ok)",
                 "another layout");
+  if (p.bf16_dot && b.t == DType::bf16)
+    return bf16dot_run_staged(p, M, N, K, a, b, streamed_out(p, M, N, c, false), ep, ws);
   fns(p.isa).run_raw(p, M, N, K, a, b, streamed_out(p, M, N, c, false), ep, ws);
 }
 

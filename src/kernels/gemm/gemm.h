@@ -152,6 +152,11 @@ int64_t bf16dot_packed_elems(int64_t K, int64_t N);
 // 7.5-7.6 ms, the 1x1 convolution 320->640 at 32x32 1.01-1.04 -> 0.97 ms).
 int64_t bf16dot_kc(const Params& p, int64_t K);
 void bf16dot_pack_b(int64_t K, int64_t N, const MatView& b, void* dst, bool gated);
+// bf16 B (row-major or transposed) read as held, packed panel by panel as
+// consumed (run_staged_b on a Params::bf16_dot engine).
+void bf16dot_run_staged(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
+                        const MatView& b, const OutView& c, const Epilogue& ep,
+                        const Workspace& ws);
 void bf16dot_run(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const void* pb,
                  const OutView& c, const Epilogue& ep, const Workspace& ws);
 // MACs per second of vdpbf16ps over those of vfmadd231ps on this CPU (a

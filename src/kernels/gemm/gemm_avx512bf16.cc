@@ -365,6 +365,63 @@ struct DpUkr {
   }
 };
 
+// One panel's K-block [k0, k0 + kl) of a bf16 B as the caller holds it
+// (row-major or transposed) into k-pair rows at dst, as pack_b_pairs lays
+// out a whole panel: the staged driver below packs B as it is consumed.
+void pack_panel_block(const MatView& b, int64_t K, int64_t N, int64_t pnl, int64_t k0, int64_t kl,
+                      uint16_t* dst) {
+  const int64_t kp = (kl + 1) / 2, n0 = pnl * NR;
+  const bool whole = n0 + NR <= N;
+  const bf16* src = static_cast<const bf16*>(b.p);
+  if (whole && b.cs == 1) {  // row-major: rows k, k + 1 interleaved by word permutes
+    alignas(64) static constexpr uint16_t kPairIdx[32] = {
+        0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+        8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+    const __m512i lo = _mm512_load_si512(kPairIdx);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    for (int64_t q = 0; q < kp; ++q) {
+      const int64_t k = k0 + 2 * q;
+      const __m512i r0 = _mm512_loadu_si512(src + k * b.rs + n0);
+      const __m512i r1 =
+          k + 1 < K ? _mm512_loadu_si512(src + (k + 1) * b.rs + n0) : _mm512_setzero_si512();
+      _mm512_storeu_si512(dst + q * NR * 2, _mm512_permutex2var_epi16(r0, lo, r1));
+      _mm512_storeu_si512(dst + q * NR * 2 + 32, _mm512_permutex2var_epi16(r0, hi, r1));
+    }
+    return;
+  }
+  int64_t q0 = 0;
+  if (whole && b.rs == 1) {  // transposed: a 32-bit transpose of 16 pairs at a time
+    const float* cols[NR];
+    for (int j = 0; j < NR; ++j)
+      cols[j] = reinterpret_cast<const float*>(src + (n0 + j) * b.cs + k0);
+    float* d32 = reinterpret_cast<float*>(dst);
+    for (; q0 + 16 <= kl / 2; q0 += 16) {
+      transpose_cols16<16>(cols, q0, d32 + q0 * NR, NR);
+      transpose_cols16<16>(cols + 16, q0, d32 + q0 * NR + 16, NR);
+    }
+  }
+  for (int64_t k = 2 * q0; k < kp * 2; ++k)
+    for (int j = 0; j < NR; ++j)
+      dst[((k / 2) * NR + j) * 2 + (k & 1)] =
+          k0 + k < K && n0 + j < N ? src[(k0 + k) * b.rs + (n0 + j) * b.cs].bits : uint16_t{0};
+}
+
+// The staged policy (op form above kUnpackedMaxM rows): B read as the caller
+// holds it, each panel's K-block packed into k-pairs in the task's scratch
+// when the task reaches it and used there by all the task's row panels,
+// instead of the whole B packed per call into the workspace and read back.
+struct DpStagedUkr : DpUkr {
+  MatView b;
+  int64_t K = 0, N = 0;
+  static size_t stage_floats(int64_t kc) { return static_cast<size_t>((kc + 1) / 2 * NR); }
+  const uint16_t* stage_b(int64_t pnl, int64_t k0, int64_t kl, float* stage) const {
+    auto* d = reinterpret_cast<uint16_t*>(stage);
+    pack_panel_block(b, K, N, pnl, k0, kl, d);
+    return d;
+  }
+  void prefetch_share(int64_t, int64_t, int64_t, int64_t, int64_t) const {}
+};
+
 void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, const uint16_t* pb,
             const OutView& out, const Epilogue& ep, const gemm::Workspace& ws) {
   if (M <= 0 || N <= 0) return;
@@ -380,9 +437,26 @@ void run_dp(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a, 
               direct_c);
 }
 
+void run_dp_staged(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
+                   const MatView& b, const OutView& out, const Epilogue& ep,
+                   const gemm::Workspace& ws) {
+  if (M <= 0 || N <= 0) return;
+  const Scratch sc(ws, p, M, N, K, out, false);
+  const int64_t kc = gemm::bf16dot_kc(p, K);
+  const bool direct_c = out.t == DType::f32 && !c_stride_aliases(out.ld);
+  const bool fused_bf16 = out.t == DType::bf16 && ep.trivial();
+  DpStagedUkr u{{nullptr, (K + 1) / 2, out, fused_bf16}, b, K, N};
+  run_blocked(u, p, sc, M, N, N, K, kc, a, out, ep, direct_c);
+}
+
 }  // namespace opsnn::simd::avx512::bf16dot
 
 namespace opsnn::gemm {
+void bf16dot_run_staged(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
+                        const MatView& b, const OutView& c, const Epilogue& ep,
+                        const Workspace& ws) {
+  simd::avx512::bf16dot::run_dp_staged(p, M, N, K, a, b, c, ep, ws);
+}
 int64_t bf16dot_kc(const Params& p, int64_t K) {
   const int64_t kc2 = std::max<int64_t>(p.kc, 1) * 2;
   return std::max<int64_t>(K <= kc2 * 3 / 2 ? (K + 1) / 2 * 2 : even_kc(kc2, K, 2), 2);

@@ -32,9 +32,16 @@ bool reads_b_in_place(const Plan& plan) {
 }
 
 bool stages_b(const Plan& plan, const gemm::Params& params) {
-  return !reads_b_in_place(plan) &&
-         gemm::run_staged_b_ok(params, {nullptr, plan.packed_dtype, plan.b.rs, plan.b.cs},
-                               plan.packed_dtype, plan.gated);
+  if (reads_b_in_place(plan) ||
+      !gemm::run_staged_b_ok(params, {nullptr, plan.packed_dtype, plan.b.rs, plan.b.cs},
+                             plan.packed_dtype, plan.gated))
+    return false;
+  // vdpbf16ps k-pair panels staged per task only up to 256 rows, where the
+  // whole B packed per call is not paid back (Zen 4, bf16 op form, staged /
+  // whole: 64x4096x4096 6.75-7.7 / 8.35-8.45 ms, 64x11008x4096 17.6 /
+  // 21.7-23.7; 2048x768x768 not faster staged, its tasks pack B again).
+  const bool dp = params.bf16_dot && plan.packed_dtype == DType::bf16;
+  return !dp || plan.M <= 256;
 }
 
 size_t packed_b_bytes(const Plan& plan, const gemm::Params& params) {
