@@ -159,48 +159,58 @@ inline uint16_t bf16_of(const MatView& v, int64_t i, int64_t j) {
   return f32_to_bf16_bits(view_at(v, i, j));
 }
 
+// One panel's K-block [k0, k0 + kl) of a bf16 B as the caller holds it
+// (row-major or transposed) into k-pair rows at dst, as pack_b_pairs lays
+// out a whole panel: the staged driver below packs B as it is consumed.
+void pack_panel_block(const MatView& b, int64_t K, int64_t N, int64_t pnl, int64_t k0, int64_t kl,
+                      uint16_t* dst) {
+  const int64_t kp = (kl + 1) / 2, n0 = pnl * NR;
+  const bool whole = n0 + NR <= N;
+  const bf16* src = static_cast<const bf16*>(b.p);
+  if (whole && b.cs == 1) {  // row-major: rows k, k + 1 interleaved by word permutes
+    alignas(64) static constexpr uint16_t kPairIdx[32] = {
+        0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+        8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+    const __m512i lo = _mm512_load_si512(kPairIdx);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    for (int64_t q = 0; q < kp; ++q) {
+      const int64_t k = k0 + 2 * q;
+      const __m512i r0 = _mm512_loadu_si512(src + k * b.rs + n0);
+      const __m512i r1 =
+          k + 1 < K ? _mm512_loadu_si512(src + (k + 1) * b.rs + n0) : _mm512_setzero_si512();
+      _mm512_storeu_si512(dst + q * NR * 2, _mm512_permutex2var_epi16(r0, lo, r1));
+      _mm512_storeu_si512(dst + q * NR * 2 + 32, _mm512_permutex2var_epi16(r0, hi, r1));
+    }
+    return;
+  }
+  int64_t q0 = 0;
+  if (whole && b.rs == 1) {  // transposed: a 32-bit transpose of 16 pairs at a time
+    const float* cols[NR];
+    for (int j = 0; j < NR; ++j)
+      cols[j] = reinterpret_cast<const float*>(src + (n0 + j) * b.cs + k0);
+    float* d32 = reinterpret_cast<float*>(dst);
+    for (; q0 + 16 <= kl / 2; q0 += 16) {
+      transpose_cols16<16>(cols, q0, d32 + q0 * NR, NR);
+      transpose_cols16<16>(cols + 16, q0, d32 + q0 * NR + 16, NR);
+    }
+  }
+  for (int64_t k = 2 * q0; k < kp * 2; ++k)
+    for (int j = 0; j < NR; ++j)
+      dst[((k / 2) * NR + j) * 2 + (k & 1)] =
+          k0 + k < K && n0 + j < N ? src[(k0 + k) * b.rs + (n0 + j) * b.cs].bits : uint16_t{0};
+}
+
 void pack_b_pairs(int64_t K, int64_t N, const MatView& b, uint16_t* dst, bool gated) {
   const int64_t kp = (K + 1) / 2, npan = packed_panels(N, NR, gated);
   parallel_for(npan, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t pnl = p0; pnl < p1; ++pnl) {
       uint16_t* d = dst + pnl * kp * NR * 2;
-      // Whole panel of a row-major bf16 B: rows k and k + 1 interleaved into
-      // the panel's k-pairs by two word permutes (the per-element copy below
-      // made the op form's per-call packing ~10x its GEMM at M = 64).
-      if (!gated && b.t == DType::bf16 && b.cs == 1 && (pnl + 1) * NR <= N) {
-        const bf16* src = static_cast<const bf16*>(b.p) + pnl * NR;
-        alignas(64) static constexpr uint16_t kPairIdx[32] = {
-            0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
-            8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-        const __m512i lo = _mm512_load_si512(kPairIdx);
-        const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
-        for (int64_t q = 0; q < kp; ++q) {
-          const int64_t k = 2 * q;
-          const __m512i r0 = _mm512_loadu_si512(src + k * b.rs);
-          const __m512i r1 =
-              k + 1 < K ? _mm512_loadu_si512(src + (k + 1) * b.rs) : _mm512_setzero_si512();
-          _mm512_storeu_si512(d + q * NR * 2, _mm512_permutex2var_epi16(r0, lo, r1));
-          _mm512_storeu_si512(d + q * NR * 2 + 32, _mm512_permutex2var_epi16(r0, hi, r1));
-        }
-        continue;
-      }
-      // Whole panel of a transposed bf16 B (N x K: a `linear` weight): a
-      // column's k-pairs are 32-bit words, so the panel is a 32-bit
-      // transpose of its NR columns, 16 pairs at a time (the per-element
-      // copy below made bf16 `linear` at 64x4096x4096 take 5x its GEMM).
-      if (!gated && b.t == DType::bf16 && b.rs == 1 && (pnl + 1) * NR <= N) {
-        const bf16* src = static_cast<const bf16*>(b.p) + pnl * NR * b.cs;
-        const float* cols[NR];
-        for (int j = 0; j < NR; ++j) cols[j] = reinterpret_cast<const float*>(src + j * b.cs);
-        float* d32 = reinterpret_cast<float*>(d);
-        const int64_t full = K / 2 / 16 * 16;
-        for (int64_t q = 0; q < full; q += 16) {
-          transpose_cols16<16>(cols, q, d32 + q * NR, NR);
-          transpose_cols16<16>(cols + 16, q, d32 + q * NR + 16, NR);
-        }
-        for (int64_t k = 2 * full; k < kp * 2; ++k)
-          for (int j = 0; j < NR; ++j)
-            d[((k / 2) * NR + j) * 2 + (k & 1)] = k < K ? src[j * b.cs + k].bits : uint16_t{0};
+      // A bf16 B by word permutes of row pairs (row-major) or 32-bit
+      // register transposes (transposed, a `linear` weight): the per-element
+      // copy below made the op form's per-call packing ~10x its GEMM at
+      // M = 64, and bf16 `linear` at 64x4096x4096 take 5x its GEMM.
+      if (!gated && b.t == DType::bf16 && (b.cs == 1 || b.rs == 1)) {
+        pack_panel_block(b, K, N, pnl, 0, K, d);
         continue;
       }
       int64_t col[NR];
@@ -364,47 +374,6 @@ struct DpUkr {
     return ob != nullptr;
   }
 };
-
-// One panel's K-block [k0, k0 + kl) of a bf16 B as the caller holds it
-// (row-major or transposed) into k-pair rows at dst, as pack_b_pairs lays
-// out a whole panel: the staged driver below packs B as it is consumed.
-void pack_panel_block(const MatView& b, int64_t K, int64_t N, int64_t pnl, int64_t k0, int64_t kl,
-                      uint16_t* dst) {
-  const int64_t kp = (kl + 1) / 2, n0 = pnl * NR;
-  const bool whole = n0 + NR <= N;
-  const bf16* src = static_cast<const bf16*>(b.p);
-  if (whole && b.cs == 1) {  // row-major: rows k, k + 1 interleaved by word permutes
-    alignas(64) static constexpr uint16_t kPairIdx[32] = {
-        0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
-        8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-    const __m512i lo = _mm512_load_si512(kPairIdx);
-    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
-    for (int64_t q = 0; q < kp; ++q) {
-      const int64_t k = k0 + 2 * q;
-      const __m512i r0 = _mm512_loadu_si512(src + k * b.rs + n0);
-      const __m512i r1 =
-          k + 1 < K ? _mm512_loadu_si512(src + (k + 1) * b.rs + n0) : _mm512_setzero_si512();
-      _mm512_storeu_si512(dst + q * NR * 2, _mm512_permutex2var_epi16(r0, lo, r1));
-      _mm512_storeu_si512(dst + q * NR * 2 + 32, _mm512_permutex2var_epi16(r0, hi, r1));
-    }
-    return;
-  }
-  int64_t q0 = 0;
-  if (whole && b.rs == 1) {  // transposed: a 32-bit transpose of 16 pairs at a time
-    const float* cols[NR];
-    for (int j = 0; j < NR; ++j)
-      cols[j] = reinterpret_cast<const float*>(src + (n0 + j) * b.cs + k0);
-    float* d32 = reinterpret_cast<float*>(dst);
-    for (; q0 + 16 <= kl / 2; q0 += 16) {
-      transpose_cols16<16>(cols, q0, d32 + q0 * NR, NR);
-      transpose_cols16<16>(cols + 16, q0, d32 + q0 * NR + 16, NR);
-    }
-  }
-  for (int64_t k = 2 * q0; k < kp * 2; ++k)
-    for (int j = 0; j < NR; ++j)
-      dst[((k / 2) * NR + j) * 2 + (k & 1)] =
-          k0 + k < K && n0 + j < N ? src[(k0 + k) * b.rs + (n0 + j) * b.cs].bits : uint16_t{0};
-}
 
 // The staged policy (op form above kUnpackedMaxM rows): B read as the caller
 // holds it, each panel's K-block packed into k-pairs in the task's scratch
