@@ -38,4 +38,29 @@ Shape nc_shape(int64_t n, int64_t c, const Window& w, bool cl);
 Window make_window(const OpCall& call, const std::vector<int64_t>& in,
                    const std::vector<int64_t>& k, bool ceil_mode = false);
 
+// The window origins of the tm output pixels flattened from m0 of image n,
+// group g (cnt of them live), their positions stepped from the first (one
+// division per tile): per pixel the first input row / column its window
+// reads (padding included), that origin's offset in the channels-last input
+// (at group g's first channel), and whether every tap of its window is
+// inside the input (never for a pixel past cnt).
+inline void tile_origins(const Window& w, int64_t n, int64_t g, int64_t cin, int64_t cin_g,
+                         int64_t m0, int cnt, int tm, int64_t* i0, int64_t* i1, int64_t* i2,
+                         int64_t* org, bool* inside) {
+  int64_t o0 = m0 / (w.out[1] * w.out[2]), o1 = m0 / w.out[2] % w.out[1], o2 = m0 % w.out[2];
+  for (int j = 0; j < tm; ++j) {
+    i0[j] = o0 * w.s[0] - w.pb[0];
+    i1[j] = o1 * w.s[1] - w.pb[1];
+    i2[j] = o2 * w.s[2] - w.pb[2];
+    org[j] = (((n * w.in[0] + i0[j]) * w.in[1] + i1[j]) * w.in[2] + i2[j]) * cin + g * cin_g;
+    inside[j] = j < cnt && i0[j] >= 0 && i0[j] + (w.k[0] - 1) * w.d[0] < w.in[0] && i1[j] >= 0 &&
+                i1[j] + (w.k[1] - 1) * w.d[1] < w.in[1] && i2[j] >= 0 &&
+                i2[j] + (w.k[2] - 1) * w.d[2] < w.in[2];
+    if (j + 1 < cnt && ++o2 == w.out[2]) {
+      o2 = 0;
+      if (++o1 == w.out[1]) o1 = 0, ++o0;
+    }
+  }
+}
+
 }  // namespace opsnn::conv

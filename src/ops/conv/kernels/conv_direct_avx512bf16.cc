@@ -103,22 +103,8 @@ void tap_rows(const DirectBf16Args& a, const TileRows& tr, int64_t kd, int64_t k
 // tap table when the kernel has at most kDirectMaxTaps taps.
 void prepare(const DirectBf16Args& a, TileRows& tr) {
   const conv::Window& w = a.w;
-  int64_t o0 = tr.m0 / (w.out[1] * w.out[2]), o1 = tr.m0 / w.out[2] % w.out[1],
-          o2 = tr.m0 % w.out[2];
-  for (int j = 0; j < kTm; ++j) {
-    tr.i0[j] = o0 * w.s[0] - w.pb[0];
-    tr.i1[j] = o1 * w.s[1] - w.pb[1];
-    tr.i2[j] = o2 * w.s[2] - w.pb[2];
-    tr.org[j] = (((tr.n * w.in[0] + tr.i0[j]) * w.in[1] + tr.i1[j]) * w.in[2] + tr.i2[j]) * a.cin +
-                tr.g * a.cin_g;
-    tr.inside[j] = j < tr.cnt && tr.i0[j] >= 0 && tr.i0[j] + (w.k[0] - 1) * w.d[0] < w.in[0] &&
-                   tr.i1[j] >= 0 && tr.i1[j] + (w.k[1] - 1) * w.d[1] < w.in[1] && tr.i2[j] >= 0 &&
-                   tr.i2[j] + (w.k[2] - 1) * w.d[2] < w.in[2];
-    if (j + 1 < tr.cnt && ++o2 == w.out[2]) {
-      o2 = 0;
-      if (++o1 == w.out[1]) o1 = 0, ++o0;
-    }
-  }
+  conv::tile_origins(w, tr.n, tr.g, a.cin, a.cin_g, tr.m0, tr.cnt, kTm, tr.i0, tr.i1, tr.i2, tr.org,
+                     tr.inside);
   tr.table = w.taps() <= conv::kDirectMaxTaps;
   if (!tr.table) return;
   for (int64_t kd = 0, t = 0; kd < w.k[0]; ++kd)

@@ -89,24 +89,12 @@ inline void copy_runs(const DirectArgs& a, TileGeo& tg, int64_t rows, int64_t ru
 
 inline void prepare(const DirectArgs& a, TileGeo& tg) {
   const conv::Window& w = a.w;
-  const int64_t m0 = tg.m0;
-  int64_t o0 = m0 / (w.out[1] * w.out[2]), o1 = m0 / w.out[2] % w.out[1], o2 = m0 % w.out[2];
+  conv::tile_origins(w, tg.n, tg.g, a.cin, a.cin_g, tg.m0, tg.cnt, kTm, tg.i0, tg.i1, tg.i2, tg.org,
+                     tg.inside);
   bool all_inside = true, w_inside = true;
   for (int j = 0; j < kTm; ++j) {
-    tg.i0[j] = o0 * w.s[0] - w.pb[0];
-    tg.i1[j] = o1 * w.s[1] - w.pb[1];
-    tg.i2[j] = o2 * w.s[2] - w.pb[2];
-    tg.org[j] = (((tg.n * w.in[0] + tg.i0[j]) * w.in[1] + tg.i1[j]) * w.in[2] + tg.i2[j]) * a.cin +
-                tg.g * a.cin_g;
-    tg.inside[j] = j < tg.cnt && tg.i0[j] >= 0 && tg.i0[j] + (w.k[0] - 1) * w.d[0] < w.in[0] &&
-                   tg.i1[j] >= 0 && tg.i1[j] + (w.k[1] - 1) * w.d[1] < w.in[1] && tg.i2[j] >= 0 &&
-                   tg.i2[j] + (w.k[2] - 1) * w.d[2] < w.in[2];
     all_inside &= tg.inside[j];
     if (j < tg.cnt) w_inside &= tg.i2[j] >= 0 && tg.i2[j] + w.k[2] <= w.in[2];
-    if (j + 1 < tg.cnt && ++o2 == w.out[2]) {
-      o2 = 0;
-      if (++o1 == w.out[1]) o1 = 0, ++o0;
-    }
   }
   tg.table = w.taps() <= conv::kDirectMaxTaps;
   const int64_t run = w.k[2] * a.cin_g, rows = w.taps() / w.k[2];
