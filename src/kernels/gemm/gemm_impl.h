@@ -785,17 +785,17 @@ void run_raw(const Params& p, int64_t M, int64_t N, int64_t K, const MatView& a,
   }
 }
 
-// Decode with one row of A at AVX2: kDecodeStreams panels walked side by
-// side, each a sequential stream of the weights. One core of an AMD Zen 3
-// reads 19-21 GB/s from one stream and 27-30 from four (no software
-// prefetch; with it 23-25); oneDNN's M = 1 read 24-27 GB/s on one thread
-// where ours read 19-21 from one panel at a time. Each panel's sums are
-// those of ukr<1, NV> (the same FMAs in the same order): the same bits.
-#if defined(__AVX512F__)
-inline constexpr int kDecodeStreams = 1;
-#else
-inline constexpr int kDecodeStreams = kLanes == 8 ? 4 : 1;
-#endif
+// Decode with one row of A: kDecodeStreams panels walked side by side, each
+// a sequential stream of the weights. One core of an AMD Zen 3 reads 19-21
+// GB/s from one stream and 27-30 from four (no software prefetch; with it
+// 23-25); oneDNN's M = 1 read 24-27 GB/s on one thread where ours read
+// 19-21 from one panel at a time. Zen 4 at AVX-512 the same: with one
+// stream per core the packed f32 M = 1 read 40 GB/s where a plain read of
+// the weights read 56 (2 threads); with four it reads 55-58, the plain
+// read's rate. Each panel's sums are those of ukr<1, NV> (ukr_eb at
+// AVX-512: the same FMAs, one rounding each, in the same order): the same
+// bits.
+inline constexpr int kDecodeStreams = kLanes >= 8 ? 4 : 1;
 template <int P, int NV, class TB>
 void ukr_streams(int64_t kc, const float* a, const TB* b, int64_t panel_stride, float* c,
                  bool accumulate) {
