@@ -246,7 +246,7 @@ inline uint32_t spread2(uint32_t x) {
 // copy_runs where rows_copy holds: a tile's pixels lie on at most two
 // output rows, and along a row a tap reads consecutive input pixels, so each
 // (tap, row) is one or two masked loads of the row's words (lanes outside
-// the row or in the padding zero) and one permute splits the pairs; the
+// the row or in the padding zero) and one permute splits the pairs (the
 // gathers read every word on its own: 12% of the stem's time; 4->320
 // 64x64 0.240-0.256 -> 0.221-0.234 ms, Zen 4, 2 threads).
 void copy_rows(const DirectBf16Args& a, int64_t n, int64_t m0, int cnt, uint32_t* at) {
