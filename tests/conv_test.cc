@@ -143,42 +143,46 @@ TEST(Conv, InPlaceResidualAndPerCallWeight) {
       }
 }
 
-// An output of 8 MiB or more, f32, aligned, written straight into the
-// caller's tensor is written with non-temporal stores (conv_engine.cc, as
-// the GEMM's): the same bits as the ordinary stores into an output that is
-// one float off alignment. Few input channels (the stem's whole-panel path,
-// bias + SiLU through its staged rows) and 64 (the tile path, a residual).
+// An output of 8 MiB or more, aligned, written straight into the caller's
+// tensor is written with non-temporal stores (conv_engine.cc, as the
+// GEMM's): the same bits as the ordinary stores into an output that is one
+// element off alignment. f32 and bf16 (the AVX512_BF16 kernel's whole
+// panels); few input channels (the stem: bias + SiLU through its staged
+// rows, or bias alone from the registers) and 64 (the tile path, a
+// residual).
 TEST(Conv, LargeOutputsStreamWithTheBitsOfOrdinaryStores) {
   if (active_isa() == Isa::scalar) GTEST_SKIP() << "the direct kernels are AVX2's and AVX-512's";
   struct Case {
     int64_t cin;
-    bool residual;
+    bool residual, silu;
   };
-  for (const Case c : {Case{4, false}, Case{64, true}}) {
-    const Shape xs{1, 192, 192, c.cin}, ys{1, 192, 192, 64};
-    Tensor x = ramp(xs, DType::f32, 0.37), w = ramp({64, c.cin, 3, 3}, DType::f32, 0.11),
-           b = ramp({64}, DType::f32, 0.5);
-    Tensor r = c.residual ? ramp(ys, DType::f32, 0.23) : Tensor();
-    const Attrs a{{"pads", IL{1, 1, 1, 1}},
-                  {"layout", std::string("NHWC")},
-                  {"activation", std::string("silu")}};
-    Op op = Op::create(
-        "conv2d",
-        {x.desc(), TensorDesc::constant(w), b.desc(), c.residual ? r.desc() : TensorDesc::none()},
-        a);
-    Tensor ws = Tensor::empty({static_cast<int64_t>(op.workspace_bytes()) + 64}, DType::u8);
-    const std::span<std::byte> wsp{static_cast<std::byte*>(ws.data()), ws.nbytes()};
-    Tensor aligned = Tensor::empty(ys, DType::f32);
-    ASSERT_GE(aligned.nbytes(), size_t{8} << 20);
-    ASSERT_EQ(reinterpret_cast<uintptr_t>(aligned.data()) % 64, 0u);
-    Tensor buf = Tensor::empty({aligned.numel() + 1}, DType::f32);
-    Tensor off = Tensor::wrap(buf.data_as<float>() + 1, ys, DType::f32);
-    for (Tensor* y : {&aligned, &off}) {
-      std::vector<Tensor> in{x, Tensor(), b, r}, out{*y};
-      op.run(in, out, wsp);
+  for (const DType t : {DType::f32, DType::bf16})
+    for (const Case c : {Case{4, false, true}, Case{4, false, false}, Case{64, true, true}}) {
+      // bf16: 256x256 for an 8 MiB output.
+      const int64_t hw = t == DType::f32 ? 192 : 256;
+      const Shape xs{1, hw, hw, c.cin}, ys{1, hw, hw, 64};
+      Tensor x = ramp(xs, t, 0.37), w = ramp({64, c.cin, 3, 3}, t, 0.11), b = ramp({64}, t, 0.5);
+      Tensor r = c.residual ? ramp(ys, t, 0.23) : Tensor();
+      Attrs a{{"pads", IL{1, 1, 1, 1}}, {"layout", std::string("NHWC")}};
+      if (c.silu) a.set("activation", std::string("silu"));
+      Op op = Op::create(
+          "conv2d",
+          {x.desc(), TensorDesc::constant(w), b.desc(), c.residual ? r.desc() : TensorDesc::none()},
+          a);
+      Tensor ws = Tensor::empty({static_cast<int64_t>(op.workspace_bytes()) + 64}, DType::u8);
+      const std::span<std::byte> wsp{static_cast<std::byte*>(ws.data()), ws.nbytes()};
+      Tensor aligned = Tensor::empty(ys, t);
+      ASSERT_GE(aligned.nbytes(), size_t{8} << 20);
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(aligned.data()) % 64, 0u);
+      Tensor buf = Tensor::empty({aligned.numel() + 1}, t);
+      Tensor off = Tensor::wrap(static_cast<char*>(buf.data()) + dtype_size(t), ys, t);
+      for (Tensor* y : {&aligned, &off}) {
+        std::vector<Tensor> in{x, Tensor(), b, r}, out{*y};
+        op.run(in, out, wsp);
+      }
+      EXPECT_TRUE(same_bits(aligned, off))
+          << dtype_name(t) << " cin " << c.cin << (c.silu ? " silu" : "");
     }
-    EXPECT_TRUE(same_bits(aligned, off)) << "cin " << c.cin;
-  }
 }
 
 // At AVX2, 16-bit convolutions with 32+ input channels run the f32 direct

@@ -106,6 +106,9 @@ struct DirectBf16Args {
   // pairs over all taps are copied once, in the packed weights' order, and
   // every panel runs one loop over them.
   bool runs = false;
+  // Whole panels of y written with non-temporal stores (a large, aligned
+  // output whose channels fill whole panels).
+  bool stream = false;
 };
 // Most channel pairs over all taps of the runs path (its per-tile copy).
 inline constexpr int64_t kDirectBf16RunPairs = 256;

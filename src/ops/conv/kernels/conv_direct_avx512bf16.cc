@@ -66,7 +66,11 @@ inline void panel_bias(const DirectBf16Args& a, int64_t oc0, int n0, int n1, Vf&
         // One vcvtne2ps2bf16 and one store; the masked vpmovdw stores took
         // 40% of this function on Zen 4. Like the GEMM's bf16 output
         // (store_bf16_out) it flushes an f32 denormal to a signed zero.
-        _mm512_storeu_si512(a.y + o, (__m512i)_mm512_cvtne2ps_pbh(v1.v, v0.v));
+        const auto h = (__m512i)_mm512_cvtne2ps_pbh(v1.v, v0.v);
+        if (a.stream)
+          _mm512_stream_si512(reinterpret_cast<__m512i*>(a.y + o), h);
+        else
+          _mm512_storeu_si512(a.y + o, h);
         continue;
       }
       store_n(a.y + o, v0, n0);
@@ -413,7 +417,10 @@ void runs_panels(const DirectBf16Args& a, int64_t n, int64_t g, int64_t m0, int 
         if (j >= cnt) break;
         const __m512bh h =
             _mm512_cvtne2ps_pbh(_mm512_add_ps(acc1[j], b1.v), _mm512_add_ps(acc0[j], b0.v));
-        _mm512_storeu_si512(y + j * a.cout, (__m512i)h);
+        if (a.stream)
+          _mm512_stream_si512(reinterpret_cast<__m512i*>(y + j * a.cout), (__m512i)h);
+        else
+          _mm512_storeu_si512(y + j * a.cout, (__m512i)h);
       }
       continue;
     }
@@ -447,6 +454,7 @@ void run_runs(const DirectBf16Args& a) {
         copy_runs(a, n, g, m0, cnt, at);
       runs_panels(a, n, g, m0, cnt, at);
     }
+    if (a.stream) _mm_sfence();
   });
 }
 
@@ -517,6 +525,7 @@ void run(const DirectBf16Args& a) {
         for (int64_t pnl = pnl0; pnl < pnl1; ++pnl) tile(a, tr, pnl, c0, c1, part[ti - tile0]);
       }
     }
+    if (a.stream) _mm_sfence();
   });
 }
 
