@@ -19,6 +19,7 @@ inline constexpr int64_t kPfAhead = 8;  // weight rows prefetched ahead (from L2
 // are not in L2 yet (deep layers, 8x8 and 16x16 maps) waited on memory.
 inline constexpr int64_t kPfFar = 64;
 inline constexpr int64_t kRunFloats = 2048;  // TileGeo::runs
+inline constexpr int64_t kRowTileMin = 8;    // output row width for row tiles (run())
 
 // One register tile: output pixels [m0, m0 + cnt) (flattened over od, oh,
 // ow) of image n and group g, and the input row each pixel reads for every
@@ -34,6 +35,7 @@ struct TileGeo {
   bool table = false;     // tab holds every tap (taps <= kDirectMaxTaps)
   bool row_runs = false;  // one contiguous run per kernel row (see accumulate)
   const float* tab[conv::kDirectMaxTaps][kTm];
+  uint8_t skip[conv::kDirectMaxTaps];  // per tap: kSkipFirst | kSkipLast, or kSkipTap
   // Runs of the pixels whose window crosses the W padding, zeros in place
   // of the missing columns (row_runs with few channels: the UNet's stem).
   float runs[kRunFloats];
@@ -43,6 +45,11 @@ struct TileGeo {
   bool packed = false;
   float a_tile[kRunFloats];
 };
+
+// Register rows a tap leaves out (TileGeo::skip): its first, its last (the
+// pixel there reads only padding for that tap, or is past cnt), or the
+// whole tap.
+inline constexpr uint8_t kSkipFirst = 1, kSkipLast = 2, kSkipTap = 4;
 
 // The rows of the tile's pixels for the tap at offsets (kd, kh, kw)
 // (dilated) from the window's origin.
@@ -104,16 +111,29 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
   tg.row_runs =
       tg.table && (w_inside || pad_runs) && a.sub == a.cin_g && a.cin == a.cin_g && w.d[2] == 1;
   if (!tg.table) return;
+  const int tm = (tg.cnt + 1) / 2 * 2;  // the register rows accumulate() runs
   for (int64_t kd = 0, t = 0; kd < w.k[0]; ++kd)
     for (int64_t kh = 0; kh < w.k[1]; ++kh)
       for (int64_t kw = 0; kw < w.k[2]; ++kw, ++t) {
+        const float** px = tg.tab[t];
         if (all_inside) {
           const float* base =
               a.x + ((kd * w.d[0] * w.in[1] + kh * w.d[1]) * w.in[2] + kw * w.d[2]) * a.cin;
-          for (int j = 0; j < kTm; ++j) tg.tab[t][j] = base + tg.org[j];
+          for (int j = 0; j < kTm; ++j) px[j] = base + tg.org[j];
         } else {
-          tap_ptrs(a, tg, kd * w.d[0], kh * w.d[1], kw * w.d[2], tg.tab[t]);
+          tap_ptrs(a, tg, kd * w.d[0], kh * w.d[1], kw * w.d[2], px);
         }
+        if (tg.row_runs) {  // few channels: no rows skipped (not worth the test)
+          tg.skip[t] = 0;
+          continue;
+        }
+        auto live = [&](int j) { return j < tg.cnt && px[j] != a.zeros; };
+        bool any = false;
+        for (int j = 0; j < tg.cnt; ++j) any = any || live(j);
+        tg.skip[t] =
+            !any
+                ? kSkipTap
+                : static_cast<uint8_t>((live(0) ? 0 : kSkipFirst) | (live(tm - 1) ? 0 : kSkipLast));
       }
   tg.packed = tg.row_runs && kTm * rows * run <= kRunFloats;
   if (!tg.row_runs) return;
@@ -190,9 +210,16 @@ template <Act K, bool kStream = false>
   }
 }
 
+// Pixel j's input e of a tap's rows px.
+struct PixelInput {
+  const float* const* px;
+  int64_t e;
+  float operator()(int j) const { return px[j][e]; }
+};
+
 // Weight row e of wp: kTm broadcasts (pixel j's input in(j)) times two weight
 // vectors, the row 8 ahead prefetched into L1 and (Far) 64 ahead into L2.
-template <bool Far, int TM, class In>
+template <bool Far, int TM, class In, int J0 = 0, int J1 = TM>
 __attribute__((always_inline)) inline void weight_row_step(Vf (&acc0)[TM], Vf (&acc1)[TM], In in,
                                                            const float* wp, int64_t e) {
   const Vf w0 = load(wp + e * kNr), w1 = load(wp + e * kNr + kLanes);
@@ -203,7 +230,7 @@ __attribute__((always_inline)) inline void weight_row_step(Vf (&acc0)[TM], Vf (&
     if constexpr (Far) __builtin_prefetch(wp + (e + kPfFar) * kNr + 16, 0, 2);
   }
 #pragma GCC unroll 14
-  for (int j = 0; j < TM; ++j) {
+  for (int j = J0; j < J1; ++j) {
     const Vf b = set1(in(j));
     acc0[j] = fma(b, w0, acc0[j]);
     acc1[j] = fma(b, w1, acc1[j]);
@@ -268,14 +295,36 @@ void accumulate_rows(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int64_
       s1 = std::min(c1, sb + a.sub);
       const float* wsb = panel + (sb * taps - sb) * kNr;
       for (int64_t t = 0; t < taps; ++t) {
-        const float* const* px = tg.tab[tg.table ? t : 0];
+        const float* wp = wsb + t * len * kNr;
         if (!tg.table) {
           tap_ptrs(a, tg, t / (w.k[1] * w.k[2]) * w.d[0], t / w.k[2] % w.k[1] * w.d[1],
                    t % w.k[2] * w.d[2], own);
-          px = own;
+          for (int64_t ic = s0; ic < s1; ++ic) step(own, wp, ic);
+          continue;
         }
-        const float* wp = wsb + t * len * kNr;
-        for (int64_t ic = s0; ic < s1; ++ic) step(px, wp, ic);
+        // Rows and taps that read only padding are left out (as in the
+        // bf16 kernel): a row tile at a map's edge, or an odd tile's last.
+        const float* const* px = tg.tab[t];
+        auto rows = [&]<int J0, int J1>() {
+          for (int64_t ic = s0; ic < s1; ++ic)
+            weight_row_step<true, TM, PixelInput, J0, J1>(acc0, acc1, PixelInput{px, ic}, wp, ic);
+        };
+        switch (tg.skip[t]) {
+          case 0:
+            rows.template operator()<0, TM>();
+            break;
+          case kSkipFirst:
+            rows.template operator()<1, TM>();
+            break;
+          case kSkipLast:
+            rows.template operator()<0, TM - 1>();
+            break;
+          case kSkipFirst | kSkipLast:
+            rows.template operator()<1, TM - 1>();
+            break;
+          default:
+            break;
+        }
       }
     }
   }
@@ -401,7 +450,31 @@ inline void run(const DirectArgs& a) {
   const int64_t runs = (npan_all + fit - 1) / fit;   // fewest runs of at most `fit` panels
   const int64_t ppt = (npan_all + runs - 1) / runs;  // panels per task, runs of near-equal size
   const int64_t npan = (npan_all + ppt - 1) / ppt;   // panel runs
-  const int64_t ntiles = (P + kTm - 1) / kTm;
+  // At AVX-512 each tile within one output row (nseg near-equal tiles per
+  // row) where a row has kRowTileMin pixels or more, so that the taps of a
+  // row's first and last pixels, and of the map's first and last rows, that
+  // read only padding are skipped (prepare, accumulate_rows) as in the bf16
+  // kernel. Zen 4, 2 threads, ms: 1280->1280 8x8 8.27-8.33 -> 7.41-7.56,
+  // 16x16 33.0-33.1 -> 31.0-31.2, 640->640 32x32 33.3-33.5 -> 32.2-33.2,
+  // 320->320 64x64 33.1-33.7 -> 32.9-33.5. Not at AVX2, whose 6-pixel tiles
+  // would be split to 5 (1280->1280 16x16 32.9-33.0 ms with tiles across
+  // rows, 33.5-33.9 within them), nor where the tile's inputs can be packed
+  // (the stem: 13-pixel tiles on 14 rows there, 0.471 -> 0.522 ms).
+  const int64_t W = a.w.out[2];
+  const bool rowt = kLanes == 16 && W >= kRowTileMin && a.w.taps() <= conv::kDirectMaxTaps &&
+                    kTm * a.w.taps() * a.cin_g > kRunFloats;
+  const int64_t nseg = rowt ? (W + kTm - 1) / kTm : 1;
+  const int64_t ntiles = rowt ? P / W * nseg : (P + kTm - 1) / kTm;
+  auto span = [&](int64_t ti, int64_t& m0, int& cnt) {
+    if (!rowt) {
+      m0 = ti * kTm;
+      cnt = static_cast<int>(std::min<int64_t>(kTm, P - m0));
+      return;
+    }
+    const int64_t s = ti % nseg, base = W / nseg, extra = W % nseg;
+    m0 = ti / nseg * W + s * base + std::min(s, extra);
+    cnt = static_cast<int>(base + (s < extra ? 1 : 0));
+  };
   const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
   const double w_bytes =
       static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
@@ -428,8 +501,7 @@ inline void run(const DirectArgs& a) {
     for (int64_t c0 = 0; c0 < a.cin_g; c0 += cb) {
       const int64_t c1 = std::min(a.cin_g, c0 + cb);
       for (int64_t ti = tile0; ti < tile1; ++ti) {
-        tg.m0 = ti * kTm;
-        tg.cnt = static_cast<int>(std::min<int64_t>(kTm, P - tg.m0));
+        span(ti, tg.m0, tg.cnt);
         prepare(a, tg);
         if (tg.packed && !a.residual && c0 == 0 && c1 == a.cin_g) {
           // whole panels on the fast path, a partial last one on accumulate
