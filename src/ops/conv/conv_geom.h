@@ -5,6 +5,7 @@
 // dims of size 1) so one engine serves 1-D, 2-D and 3-D.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -62,5 +63,44 @@ inline void tile_origins(const Window& w, int64_t n, int64_t g, int64_t cin, int
     }
   }
 }
+
+// Register rows a tap of a direct kernel's tile leaves out: its first, its
+// last (the pixel there reads only padding for that tap, or is past the
+// tile's cnt pixels), or the whole tap (no pixel reads an input).
+inline constexpr uint8_t kSkipFirst = 1, kSkipLast = 2, kSkipTap = 4;
+// Which, for a tap whose rows are px (zeros: the padding row) on tm
+// register rows (tm >= cnt).
+template <class T>
+uint8_t tap_skip(const T* const* px, int cnt, int tm, const T* zeros) {
+  auto live = [&](int j) { return j < cnt && px[j] != zeros; };
+  bool any = false;
+  for (int j = 0; j < cnt; ++j) any = any || live(j);
+  if (!any) return kSkipTap;
+  return static_cast<uint8_t>((live(0) ? 0 : kSkipFirst) | (live(tm - 1) ? 0 : kSkipLast));
+}
+
+// An image's output pixels in register tiles of at most tm (the direct
+// kernels'): tm consecutive flattened pixels each, or, by_rows, ceil(W /
+// tm) near-equal tiles per output row of W pixels (none crosses a row, so
+// a row's first and last pixels sit at a tile's ends).
+struct PixelTiles {
+  int64_t pixels = 0, width = 1, per_row = 1;
+  int tm = 1;
+  bool by_rows = false;
+  PixelTiles(int64_t p, int64_t w, int tile, bool rows)
+      : pixels(p), width(w), per_row(rows ? (w + tile - 1) / tile : 1), tm(tile), by_rows(rows) {}
+  int64_t count() const { return by_rows ? pixels / width * per_row : (pixels + tm - 1) / tm; }
+  // Tile ti's first pixel and pixel count.
+  void at(int64_t ti, int64_t& m0, int& cnt) const {
+    if (!by_rows) {
+      m0 = ti * tm;
+      cnt = static_cast<int>(std::min<int64_t>(tm, pixels - m0));
+      return;
+    }
+    const int64_t s = ti % per_row, base = width / per_row, extra = width % per_row;
+    m0 = ti / per_row * width + s * base + std::min(s, extra);
+    cnt = static_cast<int>(base + (s < extra ? 1 : 0));
+  }
+};
 
 }  // namespace opsnn::conv

@@ -89,11 +89,8 @@ struct TileRows {
   bool inside[kTm];
   bool table = false;  // tab holds every tap (taps <= kDirectMaxTaps)
   const bf16* tab[conv::kDirectMaxTaps][kTm];
-  uint8_t skip[conv::kDirectMaxTaps];  // per tap: kSkipFirst | kSkipLast, or kSkipTap
+  uint8_t skip[conv::kDirectMaxTaps];  // per tap: conv::tap_skip
 };
-// Register rows a tap leaves out: its first, its last (the pixel there
-// reads only padding for that tap, or is past cnt), or the whole tap.
-constexpr uint8_t kSkipFirst = 1, kSkipLast = 2, kSkipTap = 4;
 
 // The rows of the tile's pixels for the tap at (dilated) offsets kd, kh, kw.
 void tap_rows(const DirectBf16Args& a, const TileRows& tr, int64_t kd, int64_t kh, int64_t kw,
@@ -122,13 +119,7 @@ void prepare(const DirectBf16Args& a, TileRows& tr) {
       for (int64_t kw = 0; kw < w.k[2]; ++kw, ++t) {
         const bf16** px = tr.tab[t];
         tap_rows(a, tr, kd * w.d[0], kh * w.d[1], kw * w.d[2], px);
-        auto live = [&](int j) { return j < tr.cnt && px[j] != a.zeros; };
-        bool any = false;
-        for (int j = 0; j < tr.cnt; ++j) any = any || live(j);
-        tr.skip[t] =
-            !any
-                ? kSkipTap
-                : static_cast<uint8_t>((live(0) ? 0 : kSkipFirst) | (live(tm - 1) ? 0 : kSkipLast));
+        tr.skip[t] = conv::tap_skip(px, tr.cnt, tm, a.zeros);
       }
 }
 
@@ -197,13 +188,13 @@ void tile_rows(const DirectBf16Args& a, const TileRows& tr, int64_t pnl, int64_t
       case 0:
         tap_pairs<TM>(acc0, acc1, px, wt, c0 / 2, c1 / 2);
         break;
-      case kSkipFirst:
+      case conv::kSkipFirst:
         tap_pairs<TM, 1>(acc0, acc1, px, wt, c0 / 2, c1 / 2);
         break;
-      case kSkipLast:
+      case conv::kSkipLast:
         tap_pairs<TM, 0, TM - 1>(acc0, acc1, px, wt, c0 / 2, c1 / 2);
         break;
-      case kSkipFirst | kSkipLast:
+      case conv::kSkipFirst | conv::kSkipLast:
         tap_pairs<TM, 1, TM - 1>(acc0, acc1, px, wt, c0 / 2, c1 / 2);
         break;
       default:
@@ -479,18 +470,8 @@ void run(const DirectBf16Args& a) {
   // -> 171.0-173.1.
   const int64_t W = a.w.out[2];
   const bool rowt = a.w.taps() <= conv::kDirectMaxTaps && W >= kRowTileMin;
-  const int64_t nseg = rowt ? (W + kTm - 1) / kTm : 0;
-  const int64_t ntiles = rowt ? P / W * nseg : (P + kTm - 1) / kTm;
-  auto span = [&](int64_t ti, int64_t& m0, int& cnt) {
-    if (!rowt) {
-      m0 = ti * kTm;
-      cnt = static_cast<int>(std::min<int64_t>(kTm, P - m0));
-      return;
-    }
-    const int64_t s = ti % nseg, base = W / nseg, extra = W % nseg;
-    m0 = ti / nseg * W + s * base + std::min(s, extra);
-    cnt = static_cast<int>(base + (s < extra ? 1 : 0));
-  };
+  const conv::PixelTiles tiles(P, W, kTm, rowt);
+  const int64_t ntiles = tiles.count();
   const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
   const double w_bytes =
       static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
@@ -520,7 +501,7 @@ void run(const DirectBf16Args& a) {
     for (int64_t c0 = 0; c0 < a.cin_g; c0 += cb) {
       const int64_t c1 = std::min(a.cin_g, c0 + cb);
       for (int64_t ti = tile0; ti < tile1; ++ti) {
-        span(ti, tr.m0, tr.cnt);
+        tiles.at(ti, tr.m0, tr.cnt);
         prepare(a, tr);
         for (int64_t pnl = pnl0; pnl < pnl1; ++pnl) tile(a, tr, pnl, c0, c1, part[ti - tile0]);
       }

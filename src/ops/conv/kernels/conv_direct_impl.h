@@ -35,7 +35,7 @@ struct TileGeo {
   bool table = false;     // tab holds every tap (taps <= kDirectMaxTaps)
   bool row_runs = false;  // one contiguous run per kernel row (see accumulate)
   const float* tab[conv::kDirectMaxTaps][kTm];
-  uint8_t skip[conv::kDirectMaxTaps];  // per tap: kSkipFirst | kSkipLast, or kSkipTap
+  uint8_t skip[conv::kDirectMaxTaps];  // per tap: conv::tap_skip
   // Runs of the pixels whose window crosses the W padding, zeros in place
   // of the missing columns (row_runs with few channels: the UNet's stem).
   float runs[kRunFloats];
@@ -45,11 +45,6 @@ struct TileGeo {
   bool packed = false;
   float a_tile[kRunFloats];
 };
-
-// Register rows a tap leaves out (TileGeo::skip): its first, its last (the
-// pixel there reads only padding for that tap, or is past cnt), or the
-// whole tap.
-inline constexpr uint8_t kSkipFirst = 1, kSkipLast = 2, kSkipTap = 4;
 
 // The rows of the tile's pixels for the tap at offsets (kd, kh, kw)
 // (dilated) from the window's origin.
@@ -127,13 +122,7 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
           tg.skip[t] = 0;
           continue;
         }
-        auto live = [&](int j) { return j < tg.cnt && px[j] != a.zeros; };
-        bool any = false;
-        for (int j = 0; j < tg.cnt; ++j) any = any || live(j);
-        tg.skip[t] =
-            !any
-                ? kSkipTap
-                : static_cast<uint8_t>((live(0) ? 0 : kSkipFirst) | (live(tm - 1) ? 0 : kSkipLast));
+        tg.skip[t] = conv::tap_skip(px, tg.cnt, tm, a.zeros);
       }
   tg.packed = tg.row_runs && kTm * rows * run <= kRunFloats;
   if (!tg.row_runs) return;
@@ -313,13 +302,13 @@ void accumulate_rows(const DirectArgs& a, const TileGeo& tg, int64_t pnl, int64_
           case 0:
             rows.template operator()<0, TM>();
             break;
-          case kSkipFirst:
+          case conv::kSkipFirst:
             rows.template operator()<1, TM>();
             break;
-          case kSkipLast:
+          case conv::kSkipLast:
             rows.template operator()<0, TM - 1>();
             break;
-          case kSkipFirst | kSkipLast:
+          case conv::kSkipFirst | conv::kSkipLast:
             rows.template operator()<1, TM - 1>();
             break;
           default:
@@ -463,18 +452,8 @@ inline void run(const DirectArgs& a) {
   const int64_t W = a.w.out[2];
   const bool rowt = kLanes == 16 && W >= kRowTileMin && a.w.taps() <= conv::kDirectMaxTaps &&
                     kTm * a.w.taps() * a.cin_g > kRunFloats;
-  const int64_t nseg = rowt ? (W + kTm - 1) / kTm : 1;
-  const int64_t ntiles = rowt ? P / W * nseg : (P + kTm - 1) / kTm;
-  auto span = [&](int64_t ti, int64_t& m0, int& cnt) {
-    if (!rowt) {
-      m0 = ti * kTm;
-      cnt = static_cast<int>(std::min<int64_t>(kTm, P - m0));
-      return;
-    }
-    const int64_t s = ti % nseg, base = W / nseg, extra = W % nseg;
-    m0 = ti / nseg * W + s * base + std::min(s, extra);
-    cnt = static_cast<int>(base + (s < extra ? 1 : 0));
-  };
+  const conv::PixelTiles tiles(P, W, kTm, rowt);
+  const int64_t ntiles = tiles.count();
   const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
   const double w_bytes =
       static_cast<double>(a.w.taps()) * static_cast<double>(a.cin_g) * static_cast<double>(a.cout);
@@ -501,7 +480,7 @@ inline void run(const DirectArgs& a) {
     for (int64_t c0 = 0; c0 < a.cin_g; c0 += cb) {
       const int64_t c1 = std::min(a.cin_g, c0 + cb);
       for (int64_t ti = tile0; ti < tile1; ++ti) {
-        span(ti, tg.m0, tg.cnt);
+        tiles.at(ti, tg.m0, tg.cnt);
         prepare(a, tg);
         if (tg.packed && !a.residual && c0 == 0 && c1 == a.cin_g) {
           // whole panels on the fast path, a partial last one on accumulate
