@@ -460,7 +460,7 @@ void run(const DirectBf16Args& a) {
   if (a.runs) return run_runs(a);
   const int64_t P = a.w.out_size();
   const int64_t npan_all = (a.cout_g + kNr - 1) / kNr;
-  // Each tile within one output row (nseg near-equal tiles per row) where a
+  // Each tile within one output row (conv::PixelTiles by rows) where a
   // row has kRowTileMin pixels or more: the taps of a row's first and last
   // pixel, and of the map's first and last rows, that read only padding are
   // then skipped whole (prepare), not multiplied by the zero row. Zen 4,
