@@ -20,6 +20,8 @@ namespace opsnn::simd::avx512::unpacked_dp {
 // 32-column k-pair vectors, two accumulators each); 8x1 and 4x4 ran 0.74-0.85
 // of the packed time at M = 8, these 0.83-1.3.
 inline constexpr int kRmG = 4, kRmNv = 3, kRmNv1 = 4, kDotG = 4, kDotR = 6, kDotR1 = 8;
+// Rows of B per sub-block when the row groups share a strip (rm_chunk).
+inline constexpr int64_t kRmStripRows = 64;
 inline constexpr bool kDotPairs = true;  // AVX-512's lanes, as gemm_unpacked_avx512.cc
 #include "kernels/gemm/gemm_unpacked_impl.h"
 
@@ -129,26 +131,38 @@ inline __m512i load_row(const bf16* p, int n) {
 
 // G rows x [0, ncols) (<= NV*32) over kl rows of B from an even row: the
 // scrambled partial sums continue through part (resume); finish writes
-// c = sums in column order instead.
-template <int G, int NV>
+// c = sums in column order instead. Strip: the interleaved k-pair vectors
+// are also written to `strip` (the first row group of several: kWrite), or
+// read from there instead of from B (the next groups: kRead).
+enum class Strip { kNone, kWrite, kRead };
+template <int G, int NV, Strip S>
 void rm_span(int64_t kl, const bf16* a, int64_t lda, const bf16* b, int64_t ldb, int ncols,
              int64_t pf_rows, float* part, int64_t ldp, bool resume, float* c, int64_t ldc,
-             bool finish) {
+             bool finish, bf16* strip) {
   __m512 acc[G][2 * NV];
 #pragma GCC unroll 8
   for (int i = 0; i < G; ++i)
 #pragma GCC unroll 8
     for (int v = 0; v < 2 * NV; ++v)
       acc[i][v] = resume ? _mm512_loadu_ps(part + i * ldp + v * 16) : _mm512_setzero_ps();
-  auto step = [&](const bf16* r0p, const bf16* r1p, const bf16* ak, bool pair) {
+  auto step = [&](const bf16* r0p, const bf16* r1p, const bf16* ak, bool pair, bf16* sp) {
     __m512bh lo[NV], hi[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
+      if constexpr (S == Strip::kRead) {
+        lo[v] = load_bh(sp + 64 * v);
+        hi[v] = load_bh(sp + 64 * v + 32);
+        continue;
+      }
       const int n = ncols - v * 32;
       const __m512i r0 = n > 0 ? load_row(r0p + v * 32, n) : _mm512_setzero_si512();
       const __m512i r1 = n > 0 && pair ? load_row(r1p + v * 32, n) : _mm512_setzero_si512();
       lo[v] = (__m512bh)_mm512_unpacklo_epi16(r0, r1);
       hi[v] = (__m512bh)_mm512_unpackhi_epi16(r0, r1);
+      if constexpr (S == Strip::kWrite) {
+        _mm512_store_si512(sp + 64 * v, (__m512i)lo[v]);
+        _mm512_store_si512(sp + 64 * v + 32, (__m512i)hi[v]);
+      }
     }
 #pragma GCC unroll 8
     for (int i = 0; i < G; ++i) {
@@ -165,16 +179,19 @@ void rm_span(int64_t kl, const bf16* a, int64_t lda, const bf16* b, int64_t ldb,
   int64_t k = 0;
   for (; k + 2 <= kl; k += 2) {
     const bf16* r0 = b + k * ldb;
-    const char* pf0 = reinterpret_cast<const char*>(r0 + pf_rows * ldb);
-    const char* pf1 = reinterpret_cast<const char*>(r0 + (pf_rows + 1) * ldb);
+    if constexpr (S != Strip::kRead) {
+      const char* pf0 = reinterpret_cast<const char*>(r0 + pf_rows * ldb);
+      const char* pf1 = reinterpret_cast<const char*>(r0 + (pf_rows + 1) * ldb);
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      __builtin_prefetch(pf0 + v * 64, 0, 2);
-      __builtin_prefetch(pf1 + v * 64, 0, 2);
+      for (int v = 0; v < NV; ++v) {
+        __builtin_prefetch(pf0 + v * 64, 0, 2);
+        __builtin_prefetch(pf1 + v * 64, 0, 2);
+      }
     }
-    step(r0, r0 + ldb, a + k, true);
+    step(r0, r0 + ldb, a + k, true, strip + k / 2 * NV * 64);
   }
-  if (k < kl) step(b + k * ldb, nullptr, a + k, false);  // odd K: the last row pairs with 0
+  if (k < kl)  // odd K: the last row pairs with 0
+    step(b + k * ldb, nullptr, a + k, false, strip + k / 2 * NV * 64);
   const __m512i idx0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
   const __m512i idx1 =
       _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
@@ -202,19 +219,32 @@ void rm_span(int64_t kl, const bf16* a, int64_t lda, const bf16* b, int64_t ldb,
 
 template <int NV>
 using RmSpanFn = void (*)(int64_t, const bf16*, int64_t, const bf16*, int64_t, int, int64_t, float*,
-                          int64_t, bool, float*, int64_t, bool);
-template <int NV, int... Gs>
+                          int64_t, bool, float*, int64_t, bool, bf16*);
+template <int NV, Strip S, int... Gs>
 constexpr auto rm_table(std::integer_sequence<int, Gs...>) {
-  return std::array<RmSpanFn<NV>, sizeof...(Gs)>{&rm_span<Gs + 1, NV>...};
+  return std::array<RmSpanFn<NV>, sizeof...(Gs)>{&rm_span<Gs + 1, NV, S>...};
 }
 
 // As detail::unp::rm_chunk, over all of K at once (no K-blocks: the sums
 // stay f32 in registers or part) in sub-blocks of an even number of rows.
+// With `strip` (more than one row group, and B's rows alias in L1: a row
+// stride of a multiple of 1 KiB, N = 4096), the first group leaves each
+// sub-block's k-pair vectors there (kRmStripRows rows) and the others read
+// them. Read again from B a sub-block had to fit the L1's ways for the
+// rows' one set (8 rows), and each span reloaded and stored its 24
+// accumulators every 4 k-pairs. Zen 4, 2 threads, `opsnn bench` alternated:
+// bf16 matmul 8x4096x4096 1.22-1.29 -> 0.90-0.95 ms (pre-packed 0.93-0.96),
+// 16x4096x4096 2.44-2.46 -> 1.57-1.59, 6x4096x4096 0.95-0.97 -> 0.69. Where
+// rows do not alias (N = 4000, 11008) B read again stays faster (the strip
+// there: 8x4000x4096 0.75-0.80 -> 0.85-1.5 ms).
 template <int G, int NV>
 void rm_chunk(int rows, int64_t K, int64_t sub, const bf16* a, int64_t lda, const bf16* b,
-              int64_t ldb, int ncols, float* part, float* c, int64_t ldc) {
+              int64_t ldb, int ncols, float* part, float* c, int64_t ldc, bf16* strip) {
   constexpr int NR = NV * 32;
-  static constexpr auto fns = rm_table<NV>(std::make_integer_sequence<int, G>());
+  constexpr auto seq = std::make_integer_sequence<int, G>();
+  static constexpr auto plain = rm_table<NV, Strip::kNone>(seq);
+  static constexpr auto write = rm_table<NV, Strip::kWrite>(seq);
+  static constexpr auto read = rm_table<NV, Strip::kRead>(seq);
   if (K == 0) {
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < ncols; ++j) c[i * ldc + j] = 0.0f;
@@ -224,10 +254,12 @@ void rm_chunk(int rows, int64_t K, int64_t sub, const bf16* a, int64_t lda, cons
   for (int64_t s0 = 0; s0 < K; s0 += sub) {
     const int64_t sl = std::min(sub, K - s0);
     for (int j = 0; j < ncols; j += NR)
-      for (int r0 = 0; r0 < rows; r0 += G)
+      for (int r0 = 0; r0 < rows; r0 += G) {
+        const auto& fns = !strip ? plain : r0 == 0 ? write : read;
         fns[std::min(G, rows - r0) - 1](sl, a + r0 * lda + s0, lda, b + s0 * ldb + j, ldb,
                                         std::min(NR, ncols - j), sub, part + r0 * ldp + j, ldp,
-                                        s0 > 0, c + r0 * ldc + j, ldc, s0 + sl == K);
+                                        s0 > 0, c + r0 * ldc + j, ldc, s0 + sl == K, strip);
+      }
   }
 }
 
@@ -237,8 +269,12 @@ void run_rm(int rows, int64_t N, int64_t K, const bf16* a, int64_t lda, const bf
   detail::unp::run_chunks(rows, N, NV * 32, detail::unp::rm_cap(rows), out, ep,
                           [&](int64_t j, int ncols, float* c, int64_t ldc) {
                             alignas(64) float part[detail::unp::kRmAccFloats];
-                            const int64_t sub = detail::unp::rm_sub(ncols, 2, ldb).rows / 2 * 2;
-                            rm_chunk<G, NV>(rows, K, sub, a, lda, b + j, ldb, ncols, part, c, ldc);
+                            alignas(64) bf16 strip[kRmStripRows / 2 * NV * 64];
+                            const detail::unp::RmSub rs = detail::unp::rm_sub(ncols, 2, ldb);
+                            const bool use = rs.aliased && rows > G;
+                            const int64_t sub = use ? kRmStripRows : rs.rows / 2 * 2;
+                            rm_chunk<G, NV>(rows, K, sub, a, lda, b + j, ldb, ncols, part, c, ldc,
+                                            use ? strip : nullptr);
                           });
 }
 
