@@ -176,6 +176,8 @@ void rm_span(int64_t kl, const bf16* a, int64_t lda, const bf16* b, int64_t ldb,
       }
     }
   };
+  // Where row k's k-pair goes in the strip (none without one).
+  auto at = [&](int64_t k) { return S == Strip::kNone ? nullptr : strip + k / 2 * NV * 64; };
   int64_t k = 0;
   for (; k + 2 <= kl; k += 2) {
     const bf16* r0 = b + k * ldb;
@@ -188,10 +190,10 @@ void rm_span(int64_t kl, const bf16* a, int64_t lda, const bf16* b, int64_t ldb,
         __builtin_prefetch(pf1 + v * 64, 0, 2);
       }
     }
-    step(r0, r0 + ldb, a + k, true, strip + k / 2 * NV * 64);
+    step(r0, r0 + ldb, a + k, true, at(k));
   }
   if (k < kl)  // odd K: the last row pairs with 0
-    step(b + k * ldb, nullptr, a + k, false, strip + k / 2 * NV * 64);
+    step(b + k * ldb, nullptr, a + k, false, at(k));
   const __m512i idx0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
   const __m512i idx1 =
       _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
