@@ -200,13 +200,10 @@ class ConvInstance : public KernelInstance {
       set_bias_residual(in, a);
       a.act = p_.act;
       a.runs = bf16_runs_;
-      // As the f32 kernel's: a large output straight into the caller's
-      // tensor, whole aligned panels (Zen 4, 2 threads: 128->128 512x512
-      // 174.0 -> 172.5 ms, 256->256 256x256 170.7 -> 169.3, min of 3).
-      a.stream = !xcl_ && gp_.stream_min_bytes > 0 &&
-                 static_cast<int64_t>(out[0].nbytes()) >= gp_.stream_min_bytes &&
-                 reinterpret_cast<uintptr_t>(a.y) % 64 == 0 && p_.cout % 32 == 0 &&
-                 p_.cout_g % 32 == 0;
+      // Straight into the caller's tensor, whole 32-channel panels (Zen 4,
+      // 2 threads: 128->128 512x512 174.0 -> 172.5 ms, 256->256 256x256
+      // 170.7 -> 169.3, min of 3).
+      a.stream = !xcl_ && streams_output(out[0], a.y, 32);
       direct_bf16_avx512bf16(a);
       if (xcl_)
         transpose_images(a.y, out[0].data_as<bf16>(), sizeof(bf16), p_.n, p_.w.out_size(), p_.cout,
@@ -254,13 +251,8 @@ class ConvInstance : public KernelInstance {
         a.y_out = out[0].data();
         a.y_out_t = out[0].dtype();
       }
-      // A large output is written with non-temporal stores, as the GEMM's
-      // (Params::stream_min_bytes): only straight into the caller's f32
-      // tensor, every vector of it whole and aligned.
-      a.stream = !a.y_out && a.y == out[0].data() && gp_.stream_min_bytes > 0 &&
-                 static_cast<int64_t>(out[0].nbytes()) >= gp_.stream_min_bytes &&
-                 reinterpret_cast<uintptr_t>(a.y) % 64 == 0 && p_.cout % 16 == 0 &&
-                 p_.cout_g % 16 == 0;
+      // Only straight into the caller's f32 tensor.
+      a.stream = !a.y_out && a.y == out[0].data() && streams_output(out[0], a.y, 16);
       direct_(a);
       if (a.y_out) return;
       float* y = widen_ ? yf : out[0].data_as<float>();
@@ -275,6 +267,14 @@ class ConvInstance : public KernelInstance {
 
  private:
   size_t weights_bytes() const { return group_pack_ * static_cast<size_t>(p_.groups); }
+  // Whether a direct kernel writes its output y with non-temporal stores,
+  // as the GEMM's (Params::stream_min_bytes): a large output, 64-byte
+  // aligned, whose channels (and each group's) fill whole `lanes` vectors.
+  bool streams_output(const Tensor& out, const void* y, int64_t lanes) const {
+    return gp_.stream_min_bytes > 0 && static_cast<int64_t>(out.nbytes()) >= gp_.stream_min_bytes &&
+           reinterpret_cast<uintptr_t>(y) % 64 == 0 && p_.cout % lanes == 0 &&
+           p_.cout_g % lanes == 0;
+  }
   // A thread's slot: gathered columns, the C tile, the GEMM's scratch.
   size_t slot_bytes() const { return col_ + tile_ + gemm_one_; }
 

@@ -89,6 +89,17 @@ inline void copy_runs(const DirectArgs& a, TileGeo& tg, int64_t rows, int64_t ru
   }
 }
 
+// Whether a kernel row's taps read one contiguous run of k2 * cin_g inputs
+// (one group spanning all of a pixel's channels, one sub-block, unit
+// dilation along W), and whether a tile's runs of every kernel row fit
+// kRunFloats, so that its inputs are packed once for all its panels
+// (TileGeo::row_runs, packed; the UNet's stem).
+inline bool row_runs_ok(const DirectArgs& a) {
+  return a.w.taps() <= conv::kDirectMaxTaps && a.sub == a.cin_g && a.cin == a.cin_g &&
+         a.w.d[2] == 1;
+}
+inline bool runs_fit(const DirectArgs& a) { return kTm * a.w.taps() * a.cin_g <= kRunFloats; }
+
 inline void prepare(const DirectArgs& a, TileGeo& tg) {
   const conv::Window& w = a.w;
   conv::tile_origins(w, tg.n, tg.g, a.cin, a.cin_g, tg.m0, tg.cnt, kTm, tg.i0, tg.i1, tg.i2, tg.org,
@@ -100,11 +111,7 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
   }
   tg.table = w.taps() <= conv::kDirectMaxTaps;
   const int64_t run = w.k[2] * a.cin_g, rows = w.taps() / w.k[2];
-  const bool pad_runs = !w_inside && kTm * rows * run <= kRunFloats;
-  // A run is k2 * cin_g contiguous inputs only when one group spans all the
-  // channels of a pixel.
-  tg.row_runs =
-      tg.table && (w_inside || pad_runs) && a.sub == a.cin_g && a.cin == a.cin_g && w.d[2] == 1;
+  tg.row_runs = row_runs_ok(a) && (w_inside || runs_fit(a));
   if (!tg.table) return;
   const int tm = (tg.cnt + 1) / 2 * 2;  // the register rows accumulate() runs
   for (int64_t kd = 0, t = 0; kd < w.k[0]; ++kd)
@@ -124,7 +131,7 @@ inline void prepare(const DirectArgs& a, TileGeo& tg) {
         }
         tg.skip[t] = conv::tap_skip(px, tg.cnt, tm, a.zeros);
       }
-  tg.packed = tg.row_runs && kTm * rows * run <= kRunFloats;
+  tg.packed = tg.row_runs && runs_fit(a);
   if (!tg.row_runs) return;
   if (!w_inside) copy_runs(a, tg, rows, run);
   if (!tg.packed) return;
@@ -451,7 +458,7 @@ inline void run(const DirectArgs& a) {
   // (the stem: 13-pixel tiles on 14 rows there, 0.471 -> 0.522 ms).
   const int64_t W = a.w.out[2];
   const bool rowt = kLanes == 16 && W >= kRowTileMin && a.w.taps() <= conv::kDirectMaxTaps &&
-                    kTm * a.w.taps() * a.cin_g > kRunFloats;
+                    !(row_runs_ok(a) && runs_fit(a));
   const conv::PixelTiles tiles(P, W, kTm, rowt);
   const int64_t ntiles = tiles.count();
   const double in_bytes = static_cast<double>(a.w.in_size()) * static_cast<double>(a.cin);
